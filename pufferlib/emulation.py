@@ -1,0 +1,318 @@
+"""Gymnasium and PettingZoo environments as flat, fixed-shape PufferEnvs.
+
+Observations of any nesting are written into one flat row per agent (see pufferlib.spaces);
+discrete and structured actions arrive as one MultiDiscrete row and are unflattened before the
+env sees them. PettingZoo envs get a fixed population: `possible_agents` in sorted order, with
+absent agents padded (zero observation, reward 0, mask False).
+
+Episode semantics: when an episode ends, `done` is set and the next call must be `reset()`;
+`step()` then raises `APIUsageError`. Vector backends (and `PufferEnv.send`) reset on the send
+after a done, consuming no action for that slot. Episode statistics (return, length and the
+env's own numeric infos, last value seen) are returned in `infos` at episode end only.
+
+Checks of the env's outputs against its declared spaces run once, on the first reset and step;
+the per-step checks are constant-time (a flag, a shape compare and one vectorized bound test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Number
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from pufferlib import APIUsageError, PufferEnv
+from pufferlib import spaces as pspaces
+
+
+def make_object(
+    obj: Any = None, creator: Callable | None = None, args: tuple = (), kwargs: dict | None = None
+) -> Any:
+    """Return `obj`, or build it with `creator(*args, **kwargs)`: exactly one of the two."""
+    if obj is not None and creator is not None:
+        raise APIUsageError("Pass either env or env_creator, not both")
+    if obj is None and creator is None:
+        raise APIUsageError("Pass an env instance (env=...) or a callable that builds one (env_creator=...)")
+    if creator is not None:
+        if not callable(creator):
+            raise APIUsageError(f"env_creator must be callable, got {creator!r}")
+        return creator(*args, **(kwargs or {}))
+    if (args or kwargs) and obj is not None:
+        raise APIUsageError("env_args/env_kwargs only apply with env_creator")
+    return obj
+
+
+def numeric_items(info: Any) -> dict[str, float]:
+    """The scalar numbers of an info dict (one level of nesting flattened as 'a/b')."""
+    out: dict[str, float] = {}
+    if not isinstance(info, dict):
+        return out
+    for key, value in info.items():
+        if isinstance(value, dict):
+            for sub, v in numeric_items(value).items():
+                out[f"{key}/{sub}"] = v
+        elif isinstance(value, bool | Number | np.bool_ | np.number):
+            out[str(key)] = float(value)
+        elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+            out[str(key)] = float(value.reshape(()))
+    return out
+
+
+class _Emulated(PufferEnv):
+    """What the Gymnasium and PettingZoo wrappers share: spaces, buffers, action checks."""
+
+    def _setup(self, obs_space: gymnasium.Space, atn_space: gymnasium.Space, buf: Any, seed: int) -> None:
+        self.single_observation_space, self.obs_dtype = pspaces.flat_observation_space(obs_space)
+        self.single_action_space = pspaces.flat_action_space(atn_space)
+        self.emulated = {
+            "observation_dtype": self.obs_dtype,
+            "emulated_observation_space": obs_space,
+            "emulated_action_space": atn_space,
+            "flat_observation_dtype": np.dtype(self.single_observation_space.dtype),
+        }
+        self._native_obs_space = obs_space
+        self._native_atn_space = atn_space
+        self._seed = seed
+        self._initialized = False
+        self._checked_step = False
+        self.done = False
+        super().__init__(buf)
+        if self.obs_dtype is not None:
+            self._struct = self.observations.view(self.obs_dtype).reshape(self.num_agents)
+        if isinstance(self.single_action_space, spaces.MultiDiscrete):
+            self._nvec = self.single_action_space.nvec.astype(np.int64)
+        self._atn_shape = self.actions.shape
+
+    def _write(self, row: int, ob: Any) -> None:
+        if self.obs_dtype is None:
+            self.observations[row] = ob
+        else:
+            pspaces.write_observation(self._struct[row], ob, self._native_obs_space)
+
+    def _check_observation(self, ob: Any, agent: Any = None) -> None:
+        if not self._native_obs_space.contains(ob):
+            who = f" agent {agent!r}" if agent is not None else ""
+            raise APIUsageError(
+                f"{self.name}:{who} observation does not match the declared observation space "
+                f"{self._native_obs_space}: {_short(ob)}"
+            )
+
+    def _validate_actions(self, actions: Any) -> np.ndarray:
+        """Shape and bounds of a batch of flat actions; returns them as (num_agents, ...) array."""
+        if not self._initialized:
+            raise APIUsageError(f"{self.name}: step() called before reset()")
+        if self.done:
+            raise APIUsageError(
+                f"{self.name}: step() called after the episode ended (terminated or truncated); "
+                "call reset() first"
+            )
+        actions = np.asarray(actions)
+        if actions.shape != self._atn_shape:
+            if actions.size == int(np.prod(self._atn_shape)) and actions.dtype.kind in "biuf":
+                actions = actions.reshape(self._atn_shape)
+            else:
+                raise APIUsageError(
+                    f"{self.name}: action must have shape {self._atn_shape} "
+                    f"(num_agents={self.num_agents}, space {self.single_action_space}), "
+                    f"got shape {actions.shape}: {_short(actions)}"
+                )
+        if isinstance(self.single_action_space, spaces.MultiDiscrete):
+            if actions.dtype.kind not in "iub":
+                if actions.dtype.kind != "f" or not np.all(np.mod(actions, 1) == 0):
+                    raise APIUsageError(f"{self.name}: discrete actions must be integers, got {_short(actions)}")
+            if not ((actions >= 0) & (actions < self._nvec)).all():
+                raise APIUsageError(
+                    f"{self.name}: action {_short(actions)} out of range for "
+                    f"{self.single_action_space} (each entry must satisfy 0 <= a < {self._nvec.tolist()})"
+                )
+        return actions
+
+    def _native_action(self, flat: np.ndarray) -> Any:
+        return pspaces.unflatten_action(flat, self._native_atn_space)
+
+    def _first_seed(self, seed: int | None) -> int | None:
+        if seed is None and not self._initialized:
+            return self._seed
+        return seed
+
+    def render(self):
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class GymnasiumPufferEnv(_Emulated):
+    """A single-agent Gymnasium env as a PufferEnv with flat, fixed-shape buffers."""
+
+    def __init__(
+        self,
+        env: gymnasium.Env | None = None,
+        env_creator: Callable | None = None,
+        env_args: tuple = (),
+        env_kwargs: dict | None = None,
+        buf: Any = None,
+        seed: int = 0,
+    ) -> None:
+        self.env = make_object(env, env_creator, env_args, env_kwargs)
+        spec = getattr(self.env, "spec", None)
+        self.name = getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
+        self.num_agents = 1
+        self._setup(self.env.observation_space, self.env.action_space, buf, seed)
+
+    def reset(self, seed: int | None = None):
+        ob, _ = self.env.reset(seed=self._first_seed(seed))
+        if not self._initialized:
+            self._check_observation(ob)
+        self._write(0, ob)
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        self.masks[:] = True
+        self._initialized = True
+        self.done = False
+        self._episode_return = 0.0
+        self._episode_length = 0
+        self._episode_info: dict[str, float] = {}
+        return self.observations, []
+
+    def step(self, action):
+        actions = self._validate_actions(action)
+        ob, reward, terminated, truncated, info = self.env.step(self._native_action(actions[0]))
+        if not self._checked_step:
+            self._check_observation(ob)
+            self._checked_step = True
+        self._write(0, ob)
+        self.rewards[0] = reward
+        self.terminals[0] = terminated
+        self.truncations[0] = truncated
+        self._episode_return += float(reward)
+        self._episode_length += 1
+        if info:
+            self._episode_info.update(numeric_items(info))
+        infos = []
+        if terminated or truncated:
+            self.done = True
+            infos.append(
+                {
+                    **self._episode_info,
+                    "episode_return": self._episode_return,
+                    "episode_length": self._episode_length,
+                }
+            )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+
+class PettingZooPufferEnv(_Emulated):
+    """A PettingZoo ParallelEnv as a PufferEnv with a fixed, sorted population of agents."""
+
+    def __init__(
+        self,
+        env: Any = None,
+        env_creator: Callable | None = None,
+        env_args: tuple = (),
+        env_kwargs: dict | None = None,
+        buf: Any = None,
+        seed: int = 0,
+    ) -> None:
+        self.env = make_object(env, env_creator, env_args, env_kwargs)
+        self.name = getattr(self.env, "metadata", {}).get("name") or type(self.env).__name__
+        try:
+            self.possible_agents = sorted(self.env.possible_agents)
+        except TypeError:
+            self.possible_agents = list(self.env.possible_agents)
+        if not self.possible_agents:
+            raise APIUsageError(f"{self.name}: possible_agents is empty")
+        first = self.possible_agents[0]
+        obs_space, atn_space = self.env.observation_space(first), self.env.action_space(first)
+        for agent in self.possible_agents[1:]:
+            if self.env.observation_space(agent) != obs_space or self.env.action_space(agent) != atn_space:
+                raise APIUsageError(
+                    f"{self.name}: agent {agent!r} has different spaces from {first!r}; PufferLib needs "
+                    "one shared observation and action space (pad or transform them in a wrapper)"
+                )
+        self.num_agents = len(self.possible_agents)
+        self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._setup(obs_space, atn_space, buf, seed)
+
+    @property
+    def agents(self) -> list:
+        return self.env.agents
+
+    def _write_all(self, obs: dict) -> None:
+        self.observations[:] = 0
+        self.masks[:] = False
+        for agent, ob in obs.items():
+            i = self._index.get(agent)
+            if i is None:
+                raise APIUsageError(f"{self.name}: agent {agent!r} is not in possible_agents")
+            self._write(i, ob)
+            self.masks[i] = True
+
+    def reset(self, seed: int | None = None):
+        obs, _ = self.env.reset(seed=self._first_seed(seed))
+        if not self._initialized:
+            for agent, ob in obs.items():
+                self._check_observation(ob, agent)
+        self._write_all(obs)
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        self._initialized = True
+        self.done = False
+        self._episode_returns = np.zeros(self.num_agents, dtype=np.float64)
+        self._episode_length = 0
+        self._episode_info: dict[Any, dict[str, float]] = {}
+        return self.observations, []
+
+    def step(self, actions):
+        actions = self._validate_actions(actions)
+        live = self.env.agents
+        action_dict = {agent: self._native_action(actions[self._index[agent]]) for agent in live}
+        obs, rewards, terminated, truncated, info = self.env.step(action_dict)
+        if not self._checked_step:
+            for agent, ob in obs.items():
+                self._check_observation(ob, agent)
+            self._checked_step = True
+        self._write_all(obs)
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        for agent, r in rewards.items():
+            self.rewards[self._index[agent]] = r
+        for agent, t in terminated.items():
+            self.terminals[self._index[agent]] = t
+        for agent, t in truncated.items():
+            self.truncations[self._index[agent]] = t
+        self._episode_returns += self.rewards
+        self._episode_length += 1
+        for agent, agent_info in (info or {}).items():
+            if agent_info:
+                self._episode_info.setdefault(agent, {}).update(numeric_items(agent_info))
+
+        ended = [a for a in set(terminated) | set(truncated) if terminated.get(a) or truncated.get(a)]
+        infos = []
+        if not self.env.agents or (live and set(live) <= set(ended)):
+            self.done = True
+            per_key: dict[str, list[float]] = {}
+            for agent_stats in self._episode_info.values():
+                for key, value in agent_stats.items():
+                    per_key.setdefault(key, []).append(value)
+            stats = {key: float(np.mean(values)) for key, values in per_key.items()}
+            infos.append(
+                {
+                    **stats,
+                    "episode_return": float(self._episode_returns.mean()),
+                    "episode_length": self._episode_length,
+                }
+            )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+

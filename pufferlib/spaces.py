@@ -1,0 +1,210 @@
+"""Structured spaces as packed numpy dtypes (numpy only, no torch).
+
+An observation space of any Box/Discrete/MultiDiscrete/MultiBinary/Dict/Tuple nesting maps to one
+aligned numpy structured dtype. The emulation layer writes each leaf straight into a flat row of
+the shared buffer through a structured view (no concatenation), and `pufferlib.pytorch` recovers
+the leaves in torch as zero-copy views using the same layout.
+
+Actions go the other way: discrete leaves of a Dict/Tuple become one MultiDiscrete vector, and
+`unflatten_action` rebuilds the nested structure the env expects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from pufferlib import APIUsageError
+
+LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+STRUCT_SPACES = (spaces.Dict, spaces.Tuple)
+
+
+def children(space: gymnasium.Space) -> Iterator[tuple[str, gymnasium.Space]]:
+    """(field name, subspace) pairs of a Dict or Tuple, in the space's own order."""
+    if isinstance(space, spaces.Dict):
+        yield from ((str(k), v) for k, v in space.spaces.items())
+    else:
+        yield from ((f"f{i}", v) for i, v in enumerate(space.spaces))
+
+
+def leaf_spec(space: gymnasium.Space, path: str = "space") -> tuple[np.dtype, tuple[int, ...]]:
+    """dtype and shape of one leaf as it is stored in the flat buffer."""
+    if isinstance(space, spaces.Box):
+        return np.dtype(space.dtype), tuple(space.shape)
+    if isinstance(space, spaces.Discrete):
+        return np.dtype(space.dtype), ()
+    if isinstance(space, spaces.MultiDiscrete | spaces.MultiBinary):
+        return np.dtype(space.dtype), tuple(space.shape)
+    raise APIUsageError(
+        f"Unsupported observation subspace at {path}: {space}. Supported: Box, Discrete, MultiDiscrete, "
+        "MultiBinary, Dict, Tuple. Convert other spaces (e.g. Text) in a wrapper before emulation."
+    )
+
+
+def struct_dtype(space: gymnasium.Space, path: str = "space") -> np.dtype:
+    """Aligned structured dtype for a Dict/Tuple space (nested structs for nested spaces).
+
+    Alignment matters: it lets torch view each field of the byte buffer as its own dtype.
+    """
+    if not isinstance(space, STRUCT_SPACES):
+        raise APIUsageError(f"{path}: expected a Dict or Tuple space, got {space}")
+    fields = []
+    for name, sub in children(space):
+        if isinstance(sub, STRUCT_SPACES):
+            fields.append((name, struct_dtype(sub, f"{path}.{name}")))
+        else:
+            dtype, shape = leaf_spec(sub, f"{path}.{name}")
+            fields.append((name, dtype, shape))
+    if not fields:
+        raise APIUsageError(f"{path}: empty {type(space).__name__} space")
+    return np.dtype(fields, align=True)
+
+
+def leaves(dtype: np.dtype, offset: int = 0, prefix: tuple[str, ...] = ()):
+    """Yield (path, base dtype, shape, byte offset) for every leaf of a structured dtype."""
+    for name in dtype.names:
+        sub, off = dtype.fields[name][:2]
+        path = (*prefix, name)
+        if sub.names is not None:
+            yield from leaves(sub, offset + off, path)
+        elif sub.subdtype is not None:
+            yield path, sub.subdtype[0], sub.subdtype[1], offset + off
+        else:
+            yield path, sub, (), offset + off
+
+
+def flat_observation_space(space: gymnasium.Space) -> tuple[spaces.Box, np.dtype | None]:
+    """The flat Box that replaces `space`, and the structured dtype behind it (None for a Box).
+
+    When every leaf shares one dtype the flat buffer keeps it (e.g. float32 elements); otherwise
+    it is raw bytes (uint8) that only the structured view interprets.
+    """
+    if isinstance(space, spaces.Box):
+        return space, None
+    if isinstance(space, LEAF_SPACES):
+        space = spaces.Tuple([space])  # a lone Discrete/MultiDiscrete obs: one field, "f0"
+    dtype = struct_dtype(space)
+    leaf_dtypes = {d for _, d, _, _ in leaves(dtype)}
+    if len(leaf_dtypes) == 1:
+        (elem,) = leaf_dtypes
+        if dtype.itemsize % elem.itemsize == 0:
+            n = dtype.itemsize // elem.itemsize
+            low, high = _bounds(elem)
+            return spaces.Box(low=low, high=high, shape=(n,), dtype=elem), dtype
+    return spaces.Box(low=0, high=255, shape=(dtype.itemsize,), dtype=np.uint8), dtype
+
+
+def _bounds(dtype: np.dtype) -> tuple[float, float]:
+    if dtype.kind == "f":
+        return -np.inf, np.inf
+    if dtype.kind == "b":
+        return 0, 1
+    info = np.iinfo(dtype)
+    return info.min, info.max
+
+
+def write_observation(struct_row: np.ndarray, obs: Any, space: gymnasium.Space) -> None:
+    """Write a nested observation into one structured row (a 0-d structured array view)."""
+    if isinstance(space, spaces.Dict):
+        for key, sub in space.spaces.items():
+            _write_field(struct_row, str(key), obs[key], sub)
+    elif isinstance(space, spaces.Tuple):
+        for i, sub in enumerate(space.spaces):
+            _write_field(struct_row, f"f{i}", obs[i], sub)
+    else:  # a lone leaf space wrapped in a 1-tuple by flat_observation_space
+        struct_row["f0"] = obs
+
+
+def _write_field(row: np.ndarray, name: str, value: Any, space: gymnasium.Space) -> None:
+    if isinstance(space, STRUCT_SPACES):
+        write_observation(row[name], value, space)
+    else:
+        row[name] = value
+
+
+def read_observation(struct_row: np.ndarray, space: gymnasium.Space) -> Any:
+    """Inverse of write_observation: nested dict/tuple of numpy arrays (copies)."""
+    if isinstance(space, spaces.Dict):
+        return {k: _read_field(struct_row[str(k)], sub) for k, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(_read_field(struct_row[f"f{i}"], sub) for i, sub in enumerate(space.spaces))
+    return np.array(struct_row["f0"])
+
+
+def _read_field(value: np.ndarray, space: gymnasium.Space) -> Any:
+    if isinstance(space, STRUCT_SPACES):
+        return read_observation(value, space)
+    return np.array(value, dtype=leaf_spec(space)[0])
+
+
+# ---------------------------------------------------------------------------------------------- actions
+
+
+def action_leaves(space: gymnasium.Space, path: str = "action") -> list[tuple[gymnasium.Space, int]]:
+    """Discrete leaves of a structured action space with their width in the flat MultiDiscrete."""
+    if isinstance(space, spaces.Discrete):
+        return [(space, 1)]
+    if isinstance(space, spaces.MultiDiscrete):
+        if space.nvec.ndim != 1:
+            raise APIUsageError(f"{path}: MultiDiscrete actions must be 1-D, got shape {space.nvec.shape}")
+        return [(space, len(space.nvec))]
+    if isinstance(space, spaces.MultiBinary):
+        return [(space, int(np.prod(space.shape)))]
+    if isinstance(space, STRUCT_SPACES):
+        out = []
+        for name, sub in children(space):
+            out.extend(action_leaves(sub, f"{path}.{name}"))
+        return out
+    raise APIUsageError(
+        f"Unsupported action subspace at {path}: {space}. Structured actions must be discrete "
+        "(Discrete, MultiDiscrete, MultiBinary); a Box is supported only as the whole action space."
+    )
+
+
+def flat_action_space(space: gymnasium.Space) -> gymnasium.Space:
+    """Box stays Box; every discrete or structured space becomes one MultiDiscrete."""
+    if isinstance(space, spaces.Box):
+        return space
+    nvec = []
+    for leaf, _ in action_leaves(space):
+        if isinstance(leaf, spaces.Discrete):
+            nvec.append(int(leaf.n))
+        elif isinstance(leaf, spaces.MultiDiscrete):
+            nvec.extend(int(n) for n in leaf.nvec)
+        else:
+            nvec.extend([2] * int(np.prod(leaf.shape)))
+    return spaces.MultiDiscrete(np.array(nvec, dtype=np.int64))
+
+
+def unflatten_action(flat: np.ndarray, space: gymnasium.Space) -> Any:
+    """Rebuild the env's native action from a flat MultiDiscrete row (or a Box action)."""
+    if isinstance(space, spaces.Box):
+        return flat
+    value, _ = _unflatten(np.asarray(flat), 0, space)
+    return value
+
+
+def _unflatten(flat: np.ndarray, i: int, space: gymnasium.Space) -> tuple[Any, int]:
+    if isinstance(space, spaces.Discrete):
+        return int(flat[i]) + int(space.start), i + 1
+    if isinstance(space, spaces.MultiDiscrete):
+        n = len(space.nvec)
+        return (flat[i : i + n] + space.start).astype(space.dtype), i + n
+    if isinstance(space, spaces.MultiBinary):
+        n = int(np.prod(space.shape))
+        return flat[i : i + n].astype(space.dtype).reshape(space.shape), i + n
+    if isinstance(space, spaces.Dict):
+        out = {}
+        for key, sub in space.spaces.items():
+            out[key], i = _unflatten(flat, i, sub)
+        return out, i
+    out = []
+    for sub in space.spaces:
+        value, i = _unflatten(flat, i, sub)
+        out.append(value)
+    return tuple(out), i
