@@ -7,13 +7,13 @@ import importlib
 import sys
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
-COMMAND_MODULES = (
-    "pufferlib.environments.cli",
-)
+COMMAND_MODULES = ("pufferlib.environments.cli",)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="puffer", description="PufferLib: environments, training, benchmarks.")
+    parser = argparse.ArgumentParser(
+        prog="puffer", description="PufferLib: environments, training, benchmarks."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -120,9 +120,11 @@ class _Emulated(PufferEnv):
                     f"got shape {actions.shape}: {_short(actions)}"
                 )
         if isinstance(self.single_action_space, spaces.MultiDiscrete):
-            if actions.dtype.kind not in "iub":
-                if actions.dtype.kind != "f" or not np.all(np.mod(actions, 1) == 0):
-                    raise APIUsageError(f"{self.name}: discrete actions must be integers, got {_short(actions)}")
+            integral = actions.dtype.kind in "iub" or (
+                actions.dtype.kind == "f" and bool(np.all(np.mod(actions, 1) == 0))
+            )
+            if not integral:
+                raise APIUsageError(f"{self.name}: discrete actions must be integers, got {_short(actions)}")
             if not ((actions >= 0) & (actions < self._nvec)).all():
                 raise APIUsageError(
                     f"{self.name}: action {_short(actions)} out of range for "
@@ -315,4 +317,3 @@ class PettingZooPufferEnv(_Emulated):
 def _short(value: Any, limit: int = 120) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
-

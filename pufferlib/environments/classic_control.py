@@ -1,0 +1,44 @@
+"""Gymnasium's classic control (classic_control/<id>): CartPole, Acrobot, MountainCar, Pendulum."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pufferlib import PufferEnv
+from pufferlib.emulation import GymnasiumPufferEnv
+from pufferlib.environments.registry import Binding, SmokeSpec, register
+
+Policy = "pufferlib.models:Default"
+# id -> mean episode return that counts as solved (gymnasium's reward thresholds)
+ENVS: dict[str, float | None] = {
+    "CartPole-v1": 475.0,
+    "Acrobot-v1": -100.0,
+    "MountainCar-v0": -110.0,
+    "Pendulum-v1": None,
+}
+
+
+def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
+    import gymnasium
+
+    return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
+
+
+def env_creator(name: str):
+    return functools.partial(make_env, name)
+
+
+for _name, _solved in ENVS.items():
+    register(
+        Binding(
+            name=f"classic_control/{_name}",
+            make=make_env,
+            kwargs={"name": _name},
+            extra="classic",
+            multiagent=False,
+            smoke=SmokeSpec(steps=256, seconds=120.0, learn=_name == "CartPole-v1"),
+            solved=_solved,
+            description=f"Gymnasium {_name}",
+        )
+    )

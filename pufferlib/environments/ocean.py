@@ -1,0 +1,56 @@
+"""Ocean bindings: the sanity suite (ocean/<env>) and the benchmark env (ocean/performance)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pufferlib import PufferEnv
+from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
+from pufferlib.environments.registry import Binding, SmokeSpec, register
+
+Policy = "pufferlib.models:Default"
+ENVS = ("bandit", "memory", "multiagent", "password", "spaces", "squared", "stochastic", "performance")
+MULTIAGENT = ("multiagent",)
+RECURRENT = ("memory",)
+
+
+def _env_class(name: str) -> type:
+    import pufferlib.ocean
+
+    classes = {
+        cls.__name__.lower(): cls for cls in map(pufferlib.ocean.__dict__.get, pufferlib.ocean.__all__)
+    }
+    if name not in classes:
+        raise ValueError(f"Unknown Ocean env {name!r}; one of {', '.join(ENVS)}")
+    return classes[name]
+
+
+def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
+    """An Ocean env wrapped by emulation; kwargs go to the env (e.g. password_length=6)."""
+    cls = _env_class(name)
+    wrapper = PettingZooPufferEnv if name in MULTIAGENT else GymnasiumPufferEnv
+    return wrapper(env=cls(**kwargs), buf=buf, seed=seed)
+
+
+def env_creator(name: str):
+    import functools
+
+    return functools.partial(make_env, name)
+
+
+for _name in ENVS:
+    _cls = _env_class(_name)
+    register(
+        Binding(
+            name=f"ocean/{_name}",
+            make=make_env,
+            kwargs={"name": _name},
+            extra="",
+            policy="pufferlib.models:Default",
+            multiagent=_name in MULTIAGENT,
+            smoke=SmokeSpec(steps=256, seconds=120.0, learn=_name != "performance"),
+            solved=getattr(_cls, "SOLVED", None),
+            description=(sys.modules[_cls.__module__].__doc__ or "").strip().split("\n")[0],
+        )
+    )

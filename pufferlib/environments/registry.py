@@ -1,0 +1,129 @@
+"""The registry of environment bindings: `family/name` -> how to make it, test it and learn it.
+
+Family modules (one per family, e.g. `ocean.py`) call `register()` at import time. Registering is
+cheap: nothing here imports the environment packages or torch; `available()` only asks whether
+the packages are installed, and `make_env()` / `policy_class()` import them on first use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pufferlib import EnvironmentSetupError, PufferEnv
+
+
+@dataclass(frozen=True)
+class SmokeSpec:
+    """How the integration matrix exercises a binding: random steps and a time budget."""
+
+    steps: int = 256
+    seconds: float = 120.0
+    learn: bool = False  # run a short training run that must reach `solved`
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str  # "family/env"
+    make: Callable[..., PufferEnv]  # make(**kwargs) -> a ready PufferEnv; module-level, so picklable
+    extra: str  # the pip extra that installs it: pip install 'pufferlib[<extra>]'
+    policy: str = "pufferlib.models:Default"  # "module:Class", imported lazily (torch)
+    multiagent: bool = False
+    requires: tuple[str, ...] = ()  # importable modules the binding needs
+    smoke: SmokeSpec = field(default_factory=SmokeSpec)
+    solved: float | None = None  # mean episode return that counts as solved
+    description: str = ""
+    seeding: str = "full"  # or a sentence saying what the env does not honour
+    kwargs: dict[str, Any] = field(default_factory=dict)  # bound arguments of `make`
+
+    @property
+    def family(self) -> str:
+        return self.name.split("/", 1)[0]
+
+    @property
+    def install_hint(self) -> str:
+        return f"pip install 'pufferlib[{self.extra}]'" if self.extra else ""
+
+    def missing(self) -> list[str]:
+        """Required modules that are not installed (does not import them)."""
+        return [mod for mod in self.requires if importlib.util.find_spec(mod) is None]
+
+    def available(self) -> bool:
+        return not self.missing()
+
+    def make_env(self, **kwargs: Any) -> PufferEnv:
+        missing = self.missing()
+        if missing:
+            raise EnvironmentSetupError(
+                f"{self.name} needs {', '.join(missing)}, which is not installed: {self.install_hint} "
+                "(or use the PufferTank image, where every family is installed)"
+            )
+        return self.make(**{**self.kwargs, **kwargs})
+
+    def env_creator(self) -> Callable[..., PufferEnv]:
+        """A picklable callable that builds the env (for vector backends)."""
+        return functools.partial(self.make, **self.kwargs)
+
+    def policy_class(self) -> type:
+        module, _, cls = self.policy.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "family": self.family,
+            "extra": self.extra,
+            "available": self.available(),
+            "multiagent": self.multiagent,
+            "policy": self.policy,
+            "solved": self.solved,
+            "smoke": {"steps": self.smoke.steps, "seconds": self.smoke.seconds, "learn": self.smoke.learn},
+            "install_hint": self.install_hint,
+            "missing": self.missing(),
+            "seeding": self.seeding,
+            "description": self.description,
+        }
+
+
+_REGISTRY: dict[str, Binding] = {}
+
+
+class UnknownEnvironmentError(LookupError):
+    """No binding of that name; the message lists the close matches."""
+
+
+def register(binding: Binding) -> Binding:
+    if "/" not in binding.name:
+        raise ValueError(f"binding names are 'family/name', got {binding.name!r}")
+    if binding.name in _REGISTRY and _REGISTRY[binding.name] != binding:
+        raise ValueError(f"binding {binding.name!r} is already registered")
+    _REGISTRY[binding.name] = binding
+    return binding
+
+
+def bindings(family: str | None = None) -> list[Binding]:
+    """Every registered binding (optionally of one family), sorted by name."""
+    return [b for name, b in sorted(_REGISTRY.items()) if family is None or b.family == family]
+
+
+def get(name: str) -> Binding:
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    matches = difflib.get_close_matches(name, list(_REGISTRY), n=5, cutoff=0.5)
+    if not matches:
+        short = name.rsplit("/", 1)[-1].lower()
+        matches = [n for n in sorted(_REGISTRY) if short and short in n.lower()][:5]
+    hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
+    raise UnknownEnvironmentError(
+        f"Unknown environment {name!r}.{hint} `puffer envs` lists all {len(_REGISTRY)}."
+    )
+
+
+def make(name: str, **kwargs: Any) -> PufferEnv:
+    """A ready PufferEnv for a registered binding, e.g. make('ocean/squared')."""
+    return get(name).make_env(**kwargs)
