@@ -208,3 +208,25 @@ def _unflatten(flat: np.ndarray, i: int, space: gymnasium.Space) -> tuple[Any, i
         value, i = _unflatten(flat, i, sub)
         out.append(value)
     return tuple(out), i
+
+
+def flatten_action(action: Any, space: gymnasium.Space) -> np.ndarray:
+    """Inverse of unflatten_action: a native action as the flat MultiDiscrete row (for scripts)."""
+    if isinstance(space, spaces.Box):
+        return np.asarray(action, dtype=space.dtype)
+    return np.array(list(_flatten(action, space)), dtype=np.int64)
+
+
+def _flatten(action: Any, space: gymnasium.Space) -> Iterator[int]:
+    if isinstance(space, spaces.Discrete):
+        yield int(action) - int(space.start)
+    elif isinstance(space, spaces.MultiDiscrete):
+        yield from (np.asarray(action) - space.start).reshape(-1).tolist()
+    elif isinstance(space, spaces.MultiBinary):
+        yield from np.asarray(action).reshape(-1).astype(int).tolist()
+    elif isinstance(space, spaces.Dict):
+        for key, sub in space.spaces.items():
+            yield from _flatten(action[key], sub)
+    else:
+        for value, sub in zip(action, space.spaces, strict=True):
+            yield from _flatten(value, sub)

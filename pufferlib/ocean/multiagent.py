@@ -19,6 +19,7 @@ class Multiagent(ParallelEnv):
 
     def __init__(self, horizon: int = 4, leave_after: int | None = None):
         self.possible_agents = ["agent_0", "agent_1"]
+        self.identity = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.agents: list[str] = []
         self.horizon = horizon
         self.leave_after = leave_after
@@ -33,7 +34,7 @@ class Multiagent(ParallelEnv):
         return self._atn_space
 
     def _obs(self):
-        return {a: np.array([self.possible_agents.index(a)], dtype=np.float32) for a in self.agents}
+        return {a: np.array([self.identity[a]], dtype=np.float32) for a in self.agents}
 
     def reset(self, seed=None, options=None):
         self.agents = list(self.possible_agents)
@@ -45,7 +46,7 @@ class Multiagent(ParallelEnv):
         self.tick += 1
         rewards, terminated, truncated, infos = {}, {}, {}, {}
         for agent in self.agents:
-            ok = int(actions[agent]) == self.possible_agents.index(agent)
+            ok = int(actions[agent]) == self.identity[agent]
             self.correct[agent] += ok
             rewards[agent] = float(ok) / self.horizon
             leaving = agent == "agent_1" and self.leave_after is not None and self.tick >= self.leave_after

@@ -1,0 +1,53 @@
+"""The default policy of every installed binding runs a forward pass on real observations."""
+
+import numpy as np
+import pytest
+import torch
+
+import pufferlib.environments as environments
+from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
+from pufferlib.models import LSTMWrapper
+
+BINDINGS = [b for b in environments.bindings() if b.name != "ocean/performance"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS, ids=lambda b: b.name)
+def test_forward_pass(binding):
+    if not binding.available():
+        pytest.skip(f"{binding.name} not installed: {binding.install_hint}")
+    env = binding.make_env()
+    try:
+        obs, _ = env.reset(seed=0)
+        policy = Policy(binding.policy_class()(env))
+        with torch.no_grad():
+            action, log_prob, entropy, value = policy.get_action_and_value(torch.from_numpy(obs))
+        assert value.shape == (env.num_agents, 1)
+        assert log_prob.shape == entropy.shape == (env.num_agents,)
+        assert torch.isfinite(log_prob).all() and torch.isfinite(value).all()
+        env.step(action.numpy().reshape(env.actions.shape))
+    finally:
+        env.close()
+
+
+def test_lstm_wrapper_carries_state_and_resets_on_start():
+    env = environments.make("ocean/memory")
+    policy = RecurrentPolicy(LSTMWrapper(env, environments.get("ocean/memory").policy_class()(env)))
+    obs = torch.from_numpy(np.ones((3, 4, 1), np.float32))
+    starts = torch.zeros(3, 4)
+    starts[1, 2] = 1  # row 1 begins a new episode at t=2
+    with torch.no_grad():
+        _, _, _, value, _ = policy.get_action_and_value(obs, starts=starts)
+        _, _, _, fresh, _ = policy.get_action_and_value(obs[:, :2])
+    value = value.reshape(3, 4)
+    fresh = fresh.reshape(3, 2)
+    torch.testing.assert_close(value[1, 2:], fresh[1])  # state was zeroed at the start
+    assert not torch.allclose(value[0, 2:], fresh[0])  # row 0 carried its state
+
+
+def test_action_masks_are_honoured():
+    from pufferlib.frameworks.cleanrl import sample_logits
+
+    logits = [torch.zeros(64, 3), torch.zeros(64, 2)]
+    mask = torch.tensor([[0, 1, 0, 1, 0]]).repeat(64, 1)
+    action, _, _ = sample_logits(logits, mask=mask)
+    assert (action[:, 0] == 1).all() and (action[:, 1] == 0).all()
