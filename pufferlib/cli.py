@@ -7,7 +7,10 @@ import importlib
 import sys
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
-COMMAND_MODULES = ("pufferlib.environments.cli",)
+COMMAND_MODULES = (
+    "pufferlib.environments.cli",
+    "pufferlib.smoke",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,337 @@
+"""The checks the integration matrix runs *inside* the container for one binding.
+
+    python -m pufferlib.smoke ocean/squared --json     # one JSON line per check, as each finishes
+    puffer smoke minigrid/MiniGrid-Empty-8x8-v0          # a readable table
+
+Checks, in order: import, make, spaces, reset, step (random valid actions through emulation),
+serial and multiprocessing (through pufferlib.vector, 2 envs / 2 workers), policy (the default
+policy's forward pass), learn (a short training run that must reach the solved score; Ocean and
+CartPole) and gpu (torch CUDA and a policy step on the GPU; skipped with the reason where none).
+A check whose prerequisite failed is skipped with that reason. Exit status 1 if any check failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+CHECKS = ("import", "make", "spaces", "reset", "step", "serial", "multiprocessing", "policy", "learn", "gpu")
+# A check runs only if these passed.
+NEEDS = {
+    "make": ("import",),
+    "spaces": ("make",),
+    "reset": ("make",),
+    "step": ("reset", "spaces"),
+    "serial": ("step",),
+    "multiprocessing": ("step",),
+    "policy": ("reset",),
+    "learn": ("step", "policy"),
+    "gpu": ("policy",),
+}
+
+
+class Skip(Exception):
+    """A check that does not apply here (e.g. no GPU); the message says why."""
+
+
+@dataclass
+class Result:
+    env: str
+    check: str
+    status: str  # pass | fail | skip
+    seconds: float
+    detail: str = ""
+    sps: float | None = None
+
+
+def random_actions(env, rng: np.random.Generator) -> np.ndarray:
+    """A batch of valid random actions for every agent row of `env` (or of a vector env)."""
+    from gymnasium import spaces
+
+    space = env.single_action_space
+    rows = getattr(env, "agents_per_batch", env.num_agents)
+    if isinstance(space, spaces.Box):
+        low = np.nan_to_num(space.low, neginf=-1.0)
+        high = np.nan_to_num(space.high, posinf=1.0)
+        return rng.uniform(low, high, size=(rows, *space.shape)).astype(space.dtype)
+    if isinstance(space, spaces.Discrete):
+        return rng.integers(0, space.n, size=rows)
+    return rng.integers(0, space.nvec, size=(rows, *space.nvec.shape))
+
+
+class Smoke:
+    """Runs the checks for one binding, keeping the objects later checks need."""
+
+    def __init__(self, name: str, steps: int | None = None, seed: int = 0) -> None:
+        self.name = name
+        self.seed = seed
+        self.steps_override = steps
+        self.binding = None
+        self.env = None
+
+    @property
+    def steps(self) -> int:
+        return self.steps_override or self.binding.smoke.steps
+
+    def check_import(self) -> str:
+        import pufferlib.environments as environments
+
+        self.binding = environments.get(self.name)
+        missing = self.binding.missing()
+        if missing:
+            raise RuntimeError(f"not installed: {', '.join(missing)}; {self.binding.install_hint}")
+        import importlib
+
+        for module in self.binding.requires:
+            importlib.import_module(module)
+        return f"requires {', '.join(self.binding.requires) or 'nothing'}"
+
+    def check_make(self) -> str:
+        self.env = self.binding.make_env()
+        return f"{type(self.env).__name__}, {self.env.num_agents} agent(s)"
+
+    def check_spaces(self) -> str:
+        from gymnasium import spaces
+
+        env = self.env
+        obs_space, atn_space = env.single_observation_space, env.single_action_space
+        if not isinstance(obs_space, spaces.Box):
+            raise AssertionError(f"observation space must be a flat Box, got {obs_space}")
+        if not isinstance(atn_space, spaces.MultiDiscrete | spaces.Discrete | spaces.Box):
+            raise AssertionError(f"action space must be MultiDiscrete, Discrete or Box, got {atn_space}")
+        want = (env.num_agents, *obs_space.shape)
+        if env.observations.shape != want or env.observations.dtype != obs_space.dtype:
+            raise AssertionError(
+                f"observation buffer {env.observations.shape} {env.observations.dtype}, want {want}"
+            )
+        for buf in ("rewards", "terminals", "truncations", "masks"):
+            if getattr(env, buf).shape != (env.num_agents,):
+                raise AssertionError(f"{buf} buffer has shape {getattr(env, buf).shape}")
+        return f"obs {obs_space.shape} {obs_space.dtype}, actions {atn_space}"
+
+    def check_reset(self) -> str:
+        obs, infos = self.env.reset(seed=self.seed)
+        self._check_obs(obs, "reset")
+        if not isinstance(infos, list):
+            raise AssertionError(f"reset infos must be a list, got {type(infos).__name__}")
+        return f"{int(self.env.masks.sum())} live agent(s)"
+
+    def _check_obs(self, obs: np.ndarray, where: str) -> None:
+        space = self.env.single_observation_space
+        live = obs[self.env.masks]
+        if not all(space.contains(row) for row in live):
+            raise AssertionError(f"{where}: observation outside {space}")
+
+    def check_step(self) -> tuple[str, float]:
+        env, rng = self.env, np.random.default_rng(self.seed)
+        episodes, agent_steps = 0, 0
+        start = time.perf_counter()
+        for _ in range(self.steps):
+            if env.done:
+                env.reset()
+                continue
+            obs, rewards, _, _, infos = env.step(random_actions(env, rng))
+            if not np.all(np.isfinite(rewards)):
+                raise AssertionError(f"non-finite reward {rewards}")
+            self._check_obs(obs, "step")
+            episodes += len(infos)
+            agent_steps += int(env.masks.sum())
+        seconds = time.perf_counter() - start
+        return f"{self.steps} steps, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
+
+    def _vector(self, backend_name: str, **kwargs: Any) -> tuple[str, float]:
+        import pufferlib.vector
+
+        backend = getattr(pufferlib.vector, backend_name)
+        vecenv = pufferlib.vector.make(
+            self.binding.env_creator(), backend=backend, num_envs=2, seed=self.seed, **kwargs
+        )
+        try:
+            rng = np.random.default_rng(self.seed)
+            vecenv.reset(seed=self.seed)
+            agent_steps, episodes = 0, 0
+            steps = max(self.steps // 2, 8)
+            start = time.perf_counter()
+            for _ in range(steps):
+                _, _, _, _, infos = vecenv.step(random_actions(vecenv, rng))
+                agent_steps += vecenv.agents_per_batch
+                episodes += len(infos)
+            seconds = time.perf_counter() - start
+        finally:
+            vecenv.close()
+        return f"{steps} steps x 2 envs, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
+
+    def check_serial(self) -> tuple[str, float]:
+        return self._vector("Serial")
+
+    def check_multiprocessing(self) -> tuple[str, float]:
+        return self._vector("Multiprocessing", num_workers=2, overwork=True)
+
+    def _policy(self, device: str = "cpu"):
+        import torch
+
+        from pufferlib.frameworks.cleanrl import Policy
+
+        policy = Policy(self.binding.policy_class()(self.env)).to(device)
+        obs = torch.from_numpy(self.env.observations).to(device)
+        with torch.no_grad():
+            action, log_prob, _, value = policy.get_action_and_value(obs)
+        if not (torch.isfinite(log_prob).all() and torch.isfinite(value).all()):
+            raise AssertionError("non-finite log-prob or value")
+        return policy, action
+
+    def check_policy(self) -> str:
+        policy, action = self._policy()
+        params = sum(p.numel() for p in policy.parameters())
+        return f"{self.binding.policy.split(':')[-1]}: {params:,} parameters, actions {tuple(action.shape)}"
+
+    def check_learn(self) -> tuple[str, float]:
+        if not self.binding.smoke.learn:
+            raise Skip("no learning check for this binding (only Ocean and CartPole)")
+        from pufferlib.train import train
+
+        summary = train(self.name, quiet=True)
+        detail = (
+            f"mean return {summary['mean_return']:.3f} (solved at {self.binding.solved}) "
+            f"after {summary['steps']:,} steps in {summary['seconds']:.1f}s"
+        )
+        if not summary["solved"]:
+            raise AssertionError("not solved: " + detail)
+        return detail, summary["sps"]
+
+    def check_gpu(self) -> str:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise Skip("no CUDA GPU visible to torch (torch.cuda.is_available() is False)")
+        _, action = self._policy("cuda")
+        name = torch.cuda.get_device_name(0)
+        return f"policy step on {name} (CUDA {torch.version.cuda}), actions {tuple(action.shape)}"
+
+    def run(self, checks: tuple[str, ...] = CHECKS) -> Iterator[Result]:
+        passed: set[str] = set()
+        failed: dict[str, str] = {}
+        try:
+            for check in checks:
+                blocked = [n for n in NEEDS.get(check, ()) if n not in passed]
+                if blocked:
+                    why = next((f"{n} failed" for n in blocked if n in failed), f"needs {', '.join(blocked)}")
+                    yield Result(self.name, check, "skip", 0.0, why)
+                    continue
+                result = self._run_one(check)
+                if result.status == "pass":
+                    passed.add(check)
+                elif result.status == "fail":
+                    failed[check] = result.detail
+                yield result
+        finally:
+            if self.env is not None:
+                self.env.close()
+
+    def _run_one(self, check: str) -> Result:
+        method: Callable = getattr(self, f"check_{check}")
+        start = time.perf_counter()
+        try:
+            out = method()
+        except Skip as why:
+            return Result(self.name, check, "skip", time.perf_counter() - start, str(why))
+        except Exception as exc:
+            tb = traceback.format_exc(limit=6)
+            return Result(
+                self.name, check, "fail", time.perf_counter() - start, f"{type(exc).__name__}: {exc}\n{tb}"
+            )
+        detail, sps = out if isinstance(out, tuple) else (out, None)
+        return Result(self.name, check, "pass", time.perf_counter() - start, detail, sps)
+
+
+def versions() -> dict[str, str]:
+    """Versions of the stack inside this environment (for the matrix report)."""
+    import importlib.metadata as md
+    import platform
+
+    out = {"python": platform.python_version()}
+    for package in (
+        "pufferlib",
+        "torch",
+        "numpy",
+        "gymnasium",
+        "pettingzoo",
+        "nle",
+        "minihack",
+        "minigrid",
+        "procgen2",
+        "ale-py",
+        "pygame-ce",
+    ):
+        with contextlib.suppress(md.PackageNotFoundError):
+            out[package] = md.version(package)
+    try:
+        import torch
+
+        out["cuda"] = torch.version.cuda or "none"
+        out["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    except ImportError:
+        pass
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("smoke", help="run the matrix checks for one binding in this environment")
+    _add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("env", nargs="?", help="binding name, e.g. ocean/squared")
+    p.add_argument("--checks", default=",".join(CHECKS), help=f"comma-separated subset of {','.join(CHECKS)}")
+    p.add_argument(
+        "--steps", type=int, help="random steps for the step/vector checks (default: the binding's)"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="one JSON object per line, flushed as each check ends")
+    p.add_argument("--versions", action="store_true", help="print the stack's versions as JSON and exit")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.versions:
+        print(json.dumps(versions()))
+        return 0
+    if not args.env:
+        raise SystemExit("smoke: give a binding name (see `puffer envs`)")
+    checks = tuple(c.strip() for c in args.checks.split(",") if c.strip())
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise SystemExit(f"smoke: unknown check(s) {', '.join(unknown)}; choose from {', '.join(CHECKS)}")
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    failed = False
+    for result in Smoke(args.env, steps=args.steps, seed=args.seed).run(checks):
+        failed |= result.status == "fail"
+        if args.json:
+            print(json.dumps(asdict(result)), flush=True)
+        else:
+            sps = f"{result.sps:,.0f} sps" if result.sps else ""
+            first = result.detail.splitlines()[0] if result.detail else ""
+            print(
+                f"{result.check:<16} {result.status:<5} {result.seconds:7.2f}s {sps:>12}  {first}", flush=True
+            )
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pufferlib.smoke", description=__doc__.split("\n")[0])
+    _add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
