@@ -6,7 +6,14 @@
 
 One module per family; importing this package registers them all without importing any
 environment package (those load when an env is made).
+
+Extra bindings: set PUFFERLIB_PLUGINS to a comma-separated list of importable modules that call
+`register()`; they are imported here, after the built-in families (`puffertank matrix --plugin`
+uses this to test your own envs in the container).
 """
+
+import importlib
+import os
 
 from pufferlib.environments import classic_control, ocean
 from pufferlib.environments.registry import (
@@ -21,8 +28,15 @@ from pufferlib.environments.registry import (
 
 FAMILIES = (ocean, classic_control)
 
+PLUGINS = tuple(
+    importlib.import_module(name.strip())
+    for name in os.environ.get("PUFFERLIB_PLUGINS", "").split(",")
+    if name.strip()
+)
+
 __all__ = [
     "FAMILIES",
+    "PLUGINS",
     "Binding",
     "SmokeSpec",
     "UnknownEnvironmentError",

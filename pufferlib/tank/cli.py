@@ -32,8 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from pufferlib.tank.docker_client import TankError
+
     try:
         return int(args.func(args) or 0)
+    except TankError as exc:  # a problem the user can fix: the message says how, no traceback needed
+        print(f"puffertank {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("puffertank: interrupted", file=sys.stderr)
         return 130

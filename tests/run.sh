@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The test command: everything the tests need, then lint and the whole suite on the real engine.
+#
+#   bash tests/run.sh                 # what CI runs (.ci/run) on a fresh clone
+#   bash tests/run.sh -k vector -x    # extra arguments go to pytest
+#
+# Installs what is missing (Docker engine, debootstrap, shellcheck; a .venv with the pinned stack),
+# starts the Docker engine when none runs and stops it again at the end.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${PUFFERTANK_VENV:-$REPO/.venv}"
+# shellcheck source=provision/engine.sh
+source "$REPO/provision/engine.sh"
+
+say() { printf '\033[1m[tests]\033[0m %s\n' "$*" >&2; }
+
+install_system_packages() {
+  engine_apt_install debootstrap shellcheck ca-certificates
+}
+
+install_python() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating $VENV"
+    python3 -m venv "$VENV"
+  fi
+  say "installing pufferlib with every extra, pinned by docker/constraints/"
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    -c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt" \
+    -c "$REPO/docker/constraints/dev.txt" \
+    "torch==$(sed -n 's/^torch==//p' "$REPO/docker/constraints/base.txt")" \
+    -e "${REPO}[common,tank,dev,ray]"
+}
+
+lint() {
+  say "lint: ruff, hadolint, shellcheck"
+  "$VENV/bin/ruff" check "$REPO"
+  "$VENV/bin/ruff" format --check "$REPO" >/dev/null
+  "$VENV/bin/hadolint" "$REPO"/Dockerfile.base "$REPO"/Dockerfile.envs "$REPO"/Dockerfile.lib
+  local scripts
+  mapfile -t scripts < <(cd "$REPO" && git ls-files '*.sh' .ci/run)
+  (cd "$REPO" && shellcheck -x "${scripts[@]}")
+}
+
+main() {
+  cd "$REPO"
+  install_system_packages
+  engine_ensure
+  trap engine_stop_started EXIT
+  install_python
+  lint
+  say "pytest $*"
+  "$VENV/bin/pytest" tests "$@"
+}
+
+main "$@"
