@@ -1,0 +1,990 @@
+#!/usr/bin/env bash
+# PufferTank host setup for Debian 12 (bookworm) GPU workstations.
+#
+#   sudo provision/setup-host.sh                 # the whole plan
+#   sudo provision/setup-host.sh --dry-run       # print every action, change nothing
+#   sudo provision/setup-host.sh --only docker   # one step (or --skip STEP); see --help
+#
+# Takes a bare Debian 12 box with an NVIDIA GPU to a working `docker run --gpus all puffertank/lib:cuda`.
+# Every step looks before it acts, so the script is safe to re-run: a second run reports "Nothing changed".
+# provision/README.md explains the choices (driver source, Secure Boot, the CUDA 13 / driver 580 rule).
+
+set -Eeuo pipefail
+
+readonly STEPS=(base-tools nvidia-driver docker nvidia-toolkit tailscale docker-group image verify)
+readonly KEYRING_DIR=/etc/apt/keyrings
+readonly SOURCES_DIR=/etc/apt/sources.list.d
+readonly NONFREE_LIST=$SOURCES_DIR/puffertank-debian-nonfree.list
+readonly DOCKER_LIST=$SOURCES_DIR/docker.list
+readonly TOOLKIT_LIST=$SOURCES_DIR/nvidia-container-toolkit.list
+readonly TAILSCALE_LIST=$SOURCES_DIR/tailscale.list
+readonly CUDA_REPO=https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64
+readonly DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+readonly VENV_DIR=/opt/puffertank/venv
+# PyPI's torch (the default in the cuda image) is built for CUDA 13, which needs an NVIDIA driver >= 580.
+readonly DEFAULT_IMAGE_CUDA=13.0
+# Debian 12's non-free nvidia-driver is the 535 branch: CUDA 12.2 (12.x through minor-version compat).
+readonly DEBIAN_DRIVER_BRANCH=535
+
+# ---- options (see usage) ---------------------------------------------------------------------------------
+DRY_RUN=0
+VERBOSE=0
+ONLY=()
+SKIP=()
+DRIVER_SOURCE=cuda        # cuda | debian | none
+DRIVER_BRANCH=580         # cuda source: a branch (580), an exact version (580.95.05) or "latest"
+DRIVER_FLAVOR=open        # cuda source: open | proprietary kernel modules
+DOCKER_SOURCE=docker      # docker (Docker's repository) | debian (docker.io)
+DOCKER_VERSION=""
+TOOLKIT_VERSION=""
+TAILSCALE_VERSION=""
+TAILSCALE_AUTHKEY_FILE=""
+TAILSCALE_TAGS=""
+TAILSCALE_HOSTNAME=""
+TARGET_USER="${SUDO_USER:-}"
+VARIANT=cuda
+TORCH_INDEX=""
+IMAGE_LOAD=""
+REPO_DIR=""
+CUDA_KEYRING_VERSION=1.1-1
+LOG_FILE=/var/log/puffertank-setup.log
+
+# ---- run state -------------------------------------------------------------------------------------------
+CURRENT_STEP=""
+STEP_ACTIONS=0
+TOTAL_ACTIONS=0
+APT_UPDATED=0
+REBOOT_REQUIRED=0
+VERIFY_FAILED=0
+TMP_FILES=()
+WARNINGS=()
+declare -A STEP_RESULT=()
+
+usage() {
+	cat <<EOF
+Usage: sudo $0 [options]
+
+Sets up a Debian 12 (bookworm, amd64) GPU host for PufferTank, one step at a time:
+  base-tools      git vim tmux htop curl build-essential, kernel headers for DKMS
+  nvidia-driver   NVIDIA driver (NVIDIA's CUDA repository, or Debian's non-free nvidia-driver)
+  docker          Docker Engine (Docker's repository, or Debian's docker.io)
+  nvidia-toolkit  NVIDIA Container Toolkit + nvidia-ctk runtime configure --runtime=docker
+  tailscale       Tailscale (tailscale up --ssh with an auth key from a file or TS_AUTHKEY)
+  docker-group    add the user to the docker group
+  image           build (or load) the PufferTank image
+  verify          docker run --gpus all ... nvidia-smi, a torch CUDA check, a report
+
+General:
+  --dry-run                 print every action, change nothing (root not required)
+  --only STEP[,STEP]        run only these steps (repeatable)
+  --skip STEP[,STEP]        skip these steps (repeatable)
+  --verbose                 stream command output (it always goes to $LOG_FILE)
+  --list-steps              print the step names and exit
+  -h, --help                this help
+
+NVIDIA driver:
+  --driver cuda|debian|none NVIDIA's CUDA repository (default), Debian's non-free nvidia-driver (535,
+                            CUDA <= 12.2: needs --torch-index for a CUDA 12 torch), or leave it alone
+  --driver-branch B         cuda source: branch (580, default), exact version (580.95.05) or "latest"
+  --driver-flavor F         cuda source: open (default; Turing and newer) or proprietary (older GPUs)
+Docker:
+  --docker docker|debian    Docker's apt repository (default) or Debian's docker.io
+  --docker-version V        pin the engine version (apt version string, e.g. 5:28.5.2-1~debian.12~bookworm)
+  --toolkit-version V       pin the NVIDIA Container Toolkit (e.g. 1.18.0-1)
+Tailscale:
+  --tailscale-authkey-file F  read the auth key from F (or set TS_AUTHKEY); the key is never printed
+  --tailscale-tags T        comma-separated ACL tags, e.g. tag:gpu,tag:puffertank
+  --tailscale-hostname H    machine name in the tailnet
+  --tailscale-version V     pin the tailscale package
+User and image:
+  --user NAME               user to add to the docker group (default: \$SUDO_USER)
+  --variant cuda|cpu        image variant to build (default: cuda)
+  --torch-index URL         torch index for the image build (e.g. https://download.pytorch.org/whl/cu126)
+  --image-load FILE         load the image from a 'docker save' tarball instead of building it
+  --repo DIR                PufferTank checkout to build from (default: the one holding this script)
+EOF
+}
+
+# ---- output ----------------------------------------------------------------------------------------------
+say() { printf '%s\n' "$*"; }
+info() { printf '    %s\n' "$*"; }
+warn() {
+	printf '    WARNING: %s\n' "$*"
+	WARNINGS+=("${CURRENT_STEP:-setup}: $*")
+}
+die() {
+	printf 'setup-host.sh: error: %s\n' "$*" >&2
+	exit 1
+}
+# A command line as the user would type it (quoted where needed).
+show_cmd() {
+	local out="" arg q="'"
+	for arg in "$@"; do
+		if [[ $arg =~ ^[A-Za-z0-9_./:=,@%+-]+$ ]]; then
+			out+=" $arg"
+		else
+			out+=" '${arg//$q/$q\\$q$q}'"
+		fi
+	done
+	printf '%s' "${out# }"
+}
+
+log() {
+	((DRY_RUN)) && return 0
+	printf '%s %s\n' "$(date '+%F %T')" "$*" >>"$LOG_FILE"
+}
+
+on_error() {
+	local rc=$1 line=$2 cmd=$3
+	printf '\nsetup-host.sh: FAILED in step %s (line %s, exit %s): %s\n' \
+		"${CURRENT_STEP:-setup}" "$line" "$rc" "$cmd" >&2
+	if ((!DRY_RUN)) && [[ -f $LOG_FILE ]]; then
+		printf 'Last lines of %s:\n' "$LOG_FILE" >&2
+		tail -n 20 "$LOG_FILE" | sed 's/^/    /' >&2
+	fi
+	exit "$rc"
+}
+
+cleanup() {
+	local f
+	for f in "${TMP_FILES[@]}"; do rm -f -- "$f"; done
+}
+
+# ---- actions: everything that changes the host goes through these -----------------------------------------
+note_action() {
+	STEP_ACTIONS=$((STEP_ACTIONS + 1))
+	TOTAL_ACTIONS=$((TOTAL_ACTIONS + 1))
+}
+
+# Run a command that changes the host (printed, not run, under --dry-run); output goes to the log.
+act() {
+	note_action
+	if ((DRY_RUN)); then
+		info "would run: $(show_cmd "$@")"
+		return 0
+	fi
+	info "+ $(show_cmd "$@")"
+	log "+ $(show_cmd "$@")"
+	local rc=0
+	if ((VERBOSE)); then
+		"$@" 2>&1 | tee -a "$LOG_FILE" || rc=$?
+	else
+		"$@" >>"$LOG_FILE" 2>&1 || rc=$?
+	fi
+	if ((rc != 0)); then
+		printf '\nsetup-host.sh: FAILED in step %s: %s (exit %s)\nLast lines of %s:\n' \
+			"$CURRENT_STEP" "$(show_cmd "$@")" "$rc" "$LOG_FILE" >&2
+		tail -n 25 "$LOG_FILE" | sed 's/^/    /' >&2
+		exit "$rc"
+	fi
+}
+
+# Run a read-only or cache-only command (apt-get update, downloads): logged, never counted as a change.
+quiet() {
+	if ((DRY_RUN)); then
+		info "would run: $(show_cmd "$@")"
+		return 0
+	fi
+	log "+ $(show_cmd "$@")"
+	if ((VERBOSE)); then
+		"$@" 2>&1 | tee -a "$LOG_FILE"
+		return "${PIPESTATUS[0]}"
+	fi
+	"$@" >>"$LOG_FILE" 2>&1
+}
+
+# Make PATH hold exactly CONTENT (a trailing newline is added); no-op when it already does.
+ensure_file() {
+	local path=$1 mode=$2 content=$3
+	if [[ -f $path ]] && [[ "$(cat "$path")" == "$content" ]]; then
+		return 0
+	fi
+	note_action
+	if ((DRY_RUN)); then
+		info "would write $path:"
+		printf '%s\n' "$content" | sed 's/^/        /'
+		return 0
+	fi
+	info "+ write $path"
+	log "write $path"
+	local tmp
+	tmp=$(mktemp)
+	TMP_FILES+=("$tmp")
+	printf '%s\n' "$content" >"$tmp"
+	install -D -m "$mode" "$tmp" "$path"
+}
+
+ensure_absent() {
+	local path=$1
+	[[ -e $path ]] || return 0
+	act rm -f -- "$path"
+}
+
+# Fetch a repository signing key into DEST (apt reads armored keys named *.asc and binary *.gpg as
+# they are). An existing key is kept: delete the file to fetch a rotated one.
+ensure_keyring() {
+	local url=$1 dest=$2
+	[[ -s $dest ]] && return 0
+	note_action
+	if ((DRY_RUN)); then
+		info "would fetch $url -> $dest"
+		return 0
+	fi
+	info "+ fetch $url -> $dest"
+	log "fetch $url -> $dest"
+	local tmp
+	tmp=$(mktemp)
+	TMP_FILES+=("$tmp")
+	curl -fsSL --retry 3 --max-time 120 "$url" -o "$tmp" ||
+		die "could not download $url (network or proxy problem?); retry, or put the key at $dest yourself"
+	install -D -m 0644 "$tmp" "$dest"
+}
+
+# ---- apt ---------------------------------------------------------------------------------------------------
+export DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a
+readonly APT_OPTS=(-y -q -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+
+# Queries that must not even refresh apt's binary caches (a dry run changes nothing).
+APT_READONLY=(-o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+
+apt_update() {
+	((APT_UPDATED)) && return 0
+	APT_UPDATED=1
+	quiet apt-get -q -o DPkg::Lock::Timeout=300 update
+}
+
+# After a sources change, the next install must see the new lists.
+apt_sources_changed() { APT_UPDATED=0; }
+
+# PKG or PKG=VERSION is installed (at that version).
+pkg_installed() {
+	local name=${1%%=*} want=${1#*=} got
+	got=$(dpkg-query -W -f='${db:Status-Status} ${Version}' "$name" 2>/dev/null) || return 1
+	[[ $got == installed\ * ]] || return 1
+	[[ $1 != *=* ]] && return 0
+	[[ ${got#installed } == "$want" ]]
+}
+
+pkg_has_candidate() {
+	local cand
+	cand=$(apt-cache "${APT_READONLY[@]}" policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+	[[ -n $cand && $cand != "(none)" ]]
+}
+
+missing_pkgs() {
+	local p
+	for p in "$@"; do pkg_installed "$p" || printf '%s\n' "$p"; done
+}
+
+# Install what is missing of PKGS; --no-recommends keeps small steps small.
+apt_install() {
+	local extra=()
+	if [[ ${1:-} == --no-recommends ]]; then
+		extra=(--no-install-recommends)
+		shift
+	fi
+	local missing
+	mapfile -t missing < <(missing_pkgs "$@")
+	((${#missing[@]})) || return 0
+	apt_update
+	act apt-get install "${APT_OPTS[@]}" "${extra[@]}" "${missing[@]}"
+}
+
+# `pkg=version` when a version is pinned, else `pkg`.
+pin() {
+	local version=$1
+	shift
+	local p
+	for p in "$@"; do
+		if [[ -n $version ]]; then printf '%s=%s\n' "$p" "$version"; else printf '%s\n' "$p"; fi
+	done
+}
+
+# ---- host facts --------------------------------------------------------------------------------------------
+in_container() {
+	[[ -f /.dockerenv || -f /run/.containerenv ]] && return 0
+	grep -qsa 'container=' /proc/1/environ
+}
+
+have_systemd() { [[ -d /run/systemd/system ]]; }
+
+# PCI addresses of NVIDIA display/3D controllers.
+nvidia_gpus() {
+	local dev
+	for dev in /sys/bus/pci/devices/*; do
+		[[ -r $dev/vendor ]] || continue
+		[[ $(<"$dev/vendor") == 0x10de && $(<"$dev/class") == 0x03* ]] && printf '%s\n' "${dev##*/}"
+	done
+	return 0
+}
+
+secure_boot_state() {
+	local var=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
+	if [[ -r $var ]]; then
+		# 4 bytes of attributes, then the value: 1 = enabled.
+		if [[ $(od -An -t u1 -j4 -N1 "$var" | tr -d ' ') == 1 ]]; then echo enabled; else echo disabled; fi
+	elif [[ -d /sys/firmware/efi ]]; then
+		echo unknown
+	else
+		echo "off (legacy BIOS boot)"
+	fi
+}
+
+loaded_driver_version() {
+	[[ -r /proc/driver/nvidia/version ]] || return 1
+	grep -oE 'Kernel Module.*  [0-9]+\.[0-9]+(\.[0-9]+)?' /proc/driver/nvidia/version | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?$'
+}
+
+# The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cu126 -> 12.6),
+# else PyPI's default.
+image_cuda_version() {
+	if [[ $VARIANT == cpu ]]; then
+		echo none
+	elif [[ $TORCH_INDEX =~ cu([0-9]+)([0-9])/?$ ]]; then
+		echo "${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
+	elif [[ -n $TORCH_INDEX ]]; then
+		echo unknown
+	else
+		echo "$DEFAULT_IMAGE_CUDA"
+	fi
+}
+
+# Oldest driver branch that runs CUDA MAJOR.MINOR at all ("floor": minor-version compatibility) and the
+# branch that supports it fully (from NVIDIA's CUDA release notes). Prints "FLOOR FULL".
+driver_needed_for_cuda() {
+	local cuda=$1
+	case $cuda in
+	13.*) echo "580 580" ;;
+	12.0) echo "525 525" ;;
+	12.1) echo "525 530" ;;
+	12.2) echo "525 535" ;;
+	12.3) echo "525 545" ;;
+	12.4) echo "525 550" ;;
+	12.5) echo "525 555" ;;
+	12.6) echo "525 560" ;;
+	12.8) echo "525 570" ;;
+	12.9) echo "525 575" ;;
+	12.*) echo "525 580" ;;
+	11.*) echo "450 520" ;;
+	*) echo "0 0" ;;
+	esac
+}
+
+# The driver branch this run will leave on the host (for the CUDA check), or empty when unknown.
+planned_driver_branch() {
+	if ! step_enabled nvidia-driver || [[ $DRIVER_SOURCE == none ]]; then
+		loaded_driver_version 2>/dev/null | cut -d. -f1
+		return 0
+	fi
+	case $DRIVER_SOURCE in
+	debian) echo "$DEBIAN_DRIVER_BRANCH" ;;
+	cuda) [[ $DRIVER_BRANCH =~ ^([0-9]+) ]] && echo "${BASH_REMATCH[1]}" ;;
+	esac
+	return 0
+}
+
+step_enabled() {
+	local step=$1 s
+	if ((${#ONLY[@]})); then
+		local hit=0
+		for s in "${ONLY[@]}"; do [[ $s == "$step" ]] && hit=1; done
+		((hit)) || return 1
+	fi
+	for s in "${SKIP[@]}"; do [[ $s == "$step" ]] && return 1; done
+	return 0
+}
+
+# ---- preflight ---------------------------------------------------------------------------------------------
+# One field of /etc/os-release (read, not sourced: the file is data).
+os_field() { sed -n "s/^$1=//p" /etc/os-release | tr -d '"' | head -n1; }
+
+check_os() {
+	[[ -r /etc/os-release ]] || die "cannot read /etc/os-release: this script supports Debian 12 (bookworm) only"
+	local id version pretty
+	id=$(os_field ID)
+	version=$(os_field VERSION_ID)
+	pretty=$(os_field PRETTY_NAME)
+	if [[ $id != debian || $version != 12 ]]; then
+		die "this host runs ${pretty} (ID=${id:-?} VERSION_ID=${version:-?}); setup-host.sh supports Debian 12 (bookworm) only. Install Debian 12, or follow provision/README.md by hand."
+	fi
+	local arch
+	arch=$(dpkg --print-architecture)
+	[[ $arch == amd64 ]] || die "this host is $arch; setup-host.sh supports amd64 (x86_64) only (NVIDIA's Debian 12 repository is x86_64)"
+}
+
+check_root() {
+	((EUID == 0)) && return 0
+	((DRY_RUN)) && {
+		say "note: not root; a dry run only reads the host (a real run needs sudo)"
+		return 0
+	}
+	die "run as root: sudo $0 $*"
+}
+
+validate_options() {
+	local s k known tags=()
+	for s in "${ONLY[@]}" "${SKIP[@]}"; do
+		known=0
+		for k in "${STEPS[@]}"; do [[ $s == "$k" ]] && known=1; done
+		((known)) || die "unknown step '$s'; steps are: ${STEPS[*]}"
+	done
+	[[ $DRIVER_SOURCE =~ ^(cuda|debian|none)$ ]] || die "--driver must be cuda, debian or none (got '$DRIVER_SOURCE')"
+	[[ $DRIVER_FLAVOR =~ ^(open|proprietary)$ ]] || die "--driver-flavor must be open or proprietary (got '$DRIVER_FLAVOR')"
+	[[ $DRIVER_BRANCH =~ ^(latest|[0-9]{3}(\.[0-9]+){0,2})$ ]] ||
+		die "--driver-branch must be a branch like 580, a version like 580.95.05, or 'latest' (got '$DRIVER_BRANCH')"
+	[[ $DOCKER_SOURCE =~ ^(docker|debian)$ ]] || die "--docker must be docker or debian (got '$DOCKER_SOURCE')"
+	[[ $VARIANT =~ ^(cuda|cpu)$ ]] || die "--variant must be cuda or cpu (got '$VARIANT')"
+	if [[ -n $TAILSCALE_TAGS ]]; then
+		local tag
+		IFS=, read -ra tags <<<"$TAILSCALE_TAGS"
+		for tag in "${tags[@]}"; do
+			[[ $tag =~ ^tag:[A-Za-z0-9][A-Za-z0-9-]*$ ]] ||
+				die "--tailscale-tags: '$tag' is not an ACL tag; write them like tag:gpu,tag:puffertank"
+		done
+	fi
+	if [[ -n $TAILSCALE_AUTHKEY_FILE && ! -r $TAILSCALE_AUTHKEY_FILE ]]; then
+		die "--tailscale-authkey-file: cannot read $TAILSCALE_AUTHKEY_FILE"
+	fi
+	if [[ -n $IMAGE_LOAD && ! -r $IMAGE_LOAD ]]; then
+		die "--image-load: cannot read $IMAGE_LOAD (make it with: docker save puffertank/lib:$VARIANT -o FILE)"
+	fi
+	if [[ -n $TARGET_USER ]] && ! id "$TARGET_USER" >/dev/null 2>&1; then
+		die "--user: no such user '$TARGET_USER'"
+	fi
+	check_driver_matches_image
+}
+
+# The image's torch and the host driver must agree: CUDA 13 needs driver >= 580, and Debian 12 ships 535.
+check_driver_matches_image() {
+	step_enabled image || return 0
+	[[ $VARIANT == cuda && -z $IMAGE_LOAD ]] || return 0
+	local cuda branch floor full
+	cuda=$(image_cuda_version)
+	branch=$(planned_driver_branch)
+	[[ -n $branch && $cuda != unknown ]] || return 0
+	read -r floor full < <(driver_needed_for_cuda "$cuda")
+	if ((branch < floor)); then
+		die "driver/CUDA mismatch: the image's torch is built for CUDA $cuda, which needs NVIDIA driver >= $floor, but this plan leaves driver $branch on the host$([[ $DRIVER_SOURCE == debian ]] && echo " (Debian 12's non-free nvidia-driver is $DEBIAN_DRIVER_BRANCH: CUDA <= 12.2)"). Fix: use --driver cuda (NVIDIA's repository, branch >= $floor), or build a CUDA 12 torch with --torch-index https://download.pytorch.org/whl/cu126 (or cu121), or --skip image."
+	fi
+	if ((branch < full)); then
+		say "note: driver $branch runs the image's CUDA $cuda build through CUDA minor-version compatibility (full support from $full); PTX JIT of newer kernels may fail."
+	fi
+}
+
+# ---- steps -------------------------------------------------------------------------------------------------
+step_base_tools() {
+	local headers
+	headers=linux-headers-$(uname -r)
+	if ! pkg_installed "$headers"; then
+		apt_update
+		if ! pkg_has_candidate "$headers"; then
+			warn "no $headers package for the running kernel ($(uname -r) is not a current Debian kernel); installing linux-headers-amd64 instead: DKMS builds the NVIDIA module for Debian's kernel, so boot it (apt-get install linux-image-amd64; reboot)"
+			headers=linux-headers-amd64
+		fi
+	fi
+	apt_install --no-recommends git vim tmux htop curl ca-certificates gnupg build-essential "$headers" \
+		pciutils mokutil python3 python3-venv
+}
+
+# Debian's contrib/non-free/non-free-firmware components for every bookworm suite already configured
+# with main. Our own list file is left out when looking, so the result is the same on every run.
+nonfree_sources() {
+	# shellcheck disable=SC2016  # $(FIELD) is apt's format syntax, not a shell expansion
+	apt-get "${APT_READONLY[@]}" indextargets --no-release-info --format '$(RELEASE) $(COMPONENT) $(REPO_URI) $(SOURCESENTRY)' \
+		'Identifier: Packages' 2>/dev/null | sort -u | awk -v ours="$NONFREE_LIST" -v key="$DEBIAN_KEYRING" '
+		index($4, ours ":") == 1 { next }
+		$1 ~ /^bookworm(-updates|-security)?$/ { have[$1 " " $2] = 1; if ($2 == "main") uri[$1] = $3 }
+		END {
+			n = split("bookworm bookworm-updates bookworm-security", suites, " ")
+			for (i = 1; i <= n; i++) {
+				s = suites[i]; if (!(s in uri)) continue
+				comps = ""
+				split("contrib non-free non-free-firmware", want, " ")
+				for (j = 1; j <= 3; j++) if (!((s " " want[j]) in have)) comps = comps " " want[j]
+				if (comps != "") printf "deb [signed-by=%s] %s %s%s\n", key, uri[s], s, comps
+			}
+		}'
+}
+
+driver_debian() {
+	local lines
+	lines=$(nonfree_sources)
+	if [[ -n $lines ]]; then
+		ensure_file "$NONFREE_LIST" 0644 "# Written by PufferTank setup-host.sh: Debian's non-free components, for nvidia-driver.
+$lines"
+		((STEP_ACTIONS)) && apt_sources_changed
+	fi
+	warn "Debian 12's nvidia-driver is the $DEBIAN_DRIVER_BRANCH branch (CUDA <= 12.2): it cannot run the default cuda image (PyPI torch for CUDA 13 needs driver >= 580). Build the image with --torch-index https://download.pytorch.org/whl/cu126, or use --driver cuda."
+	driver_install nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1
+}
+
+driver_cuda() {
+	if ! pkg_installed cuda-keyring; then
+		note_action
+		if ((DRY_RUN)); then
+			info "would fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb and dpkg -i it (keyring + signed-by source for $CUDA_REPO)"
+		else
+			local deb
+			deb=$(mktemp --suffix=.deb)
+			TMP_FILES+=("$deb")
+			info "+ fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb"
+			curl -fsSL --retry 3 --max-time 120 "$CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb" -o "$deb" ||
+				die "could not download NVIDIA's cuda-keyring package from $CUDA_REPO; check the network"
+			act dpkg -i "$deb"
+		fi
+		apt_sources_changed
+	fi
+	local pkgs=()
+	if [[ $DRIVER_BRANCH != latest ]]; then
+		# NVIDIA's pinning package holds the driver to a branch (580) or an exact version (580.95.05).
+		pkgs+=("nvidia-driver-pinning-$DRIVER_BRANCH")
+	fi
+	if [[ $DRIVER_FLAVOR == open ]]; then pkgs+=(nvidia-open); else pkgs+=(cuda-drivers); fi
+	driver_install "${pkgs[@]}"
+}
+
+# Install driver packages: for real on a host, download-only in a container (a kernel module cannot be
+# loaded from one, but the run still proves the packages resolve).
+driver_install() {
+	local missing
+	mapfile -t missing < <(missing_pkgs "$@")
+	((${#missing[@]})) || return 0
+	apt_update
+	if in_container; then
+		warn "running in a container: NVIDIA driver packages are downloaded (resolved), not installed"
+		quiet apt-get install "${APT_OPTS[@]}" --download-only "${missing[@]}"
+		if ((!DRY_RUN)); then info "resolved and downloaded: ${missing[*]}"; fi
+		return 0
+	fi
+	act apt-get install "${APT_OPTS[@]}" "${missing[@]}"
+	REBOOT_REQUIRED=1
+}
+
+step_nvidia_driver() {
+	local gpus
+	gpus=$(nvidia_gpus | tr '\n' ' ')
+	if [[ -z $gpus ]]; then
+		warn "no NVIDIA GPU found on the PCI bus; installing the driver anyway"
+	else
+		info "NVIDIA GPU(s) at: $gpus"
+	fi
+	case $DRIVER_SOURCE in
+	none)
+		info "--driver none: leaving the driver alone"
+		return 0
+		;;
+	esac
+	if command -v nvidia-smi >/dev/null 2>&1 && ! dpkg -S "$(readlink -f "$(command -v nvidia-smi)")" >/dev/null 2>&1; then
+		warn "an NVIDIA driver not installed by apt (a .run installer?) is present; leaving it alone (use --driver none to silence this)"
+		return 0
+	fi
+	local sb
+	sb=$(secure_boot_state)
+	if [[ $sb == enabled ]]; then
+		warn "Secure Boot is enabled: the NVIDIA kernel module built by DKMS must be signed with a key the firmware trusts. DKMS signs it with /var/lib/dkms/mok.key; enroll that key once: 'mokutil --import /var/lib/dkms/mok.pub', reboot, and confirm in the blue MOK manager screen. Or disable Secure Boot in the firmware."
+	else
+		info "Secure Boot: $sb"
+	fi
+	if [[ $DRIVER_SOURCE == debian ]]; then driver_debian; else driver_cuda; fi
+}
+
+step_docker() {
+	local other=""
+	if [[ $DOCKER_SOURCE == debian ]]; then
+		pkg_installed docker-ce && other="docker-ce (Docker's repository)"
+	else
+		pkg_installed docker.io && other="docker.io (Debian's package)"
+	fi
+	if [[ -n $other ]]; then
+		warn "Docker is already installed as $other; keeping it. To switch, remove it (apt-get purge) and run this step again."
+	else
+		if [[ $DOCKER_SOURCE == docker ]]; then
+			ensure_keyring https://download.docker.com/linux/debian/gpg "$KEYRING_DIR/docker.asc"
+			ensure_file "$DOCKER_LIST" 0644 \
+				"deb [arch=amd64 signed-by=$KEYRING_DIR/docker.asc] https://download.docker.com/linux/debian bookworm stable"
+			((STEP_ACTIONS)) && apt_sources_changed
+			local pinned=()
+			mapfile -t pinned < <(pin "$DOCKER_VERSION" docker-ce docker-ce-cli)
+			apt_install "${pinned[@]}" containerd.io docker-buildx-plugin docker-compose-plugin
+		else
+			local pinned=()
+			mapfile -t pinned < <(pin "$DOCKER_VERSION" docker.io)
+			apt_install "${pinned[@]}"
+		fi
+	fi
+	ensure_service docker
+}
+
+ensure_service() {
+	local unit=$1
+	if ! have_systemd; then
+		if ((DRY_RUN)) || in_container; then
+			warn "systemd is not running here (a container?): start $unit yourself"
+			return 0
+		fi
+		die "systemd is not running: cannot enable $unit"
+	fi
+	if systemctl is-enabled --quiet "$unit" 2>/dev/null && systemctl is-active --quiet "$unit"; then
+		return 0
+	fi
+	act systemctl enable --now "$unit"
+}
+
+restart_service() {
+	if have_systemd; then act systemctl restart "$1"; else warn "systemd is not running: restart $1 yourself"; fi
+}
+
+step_nvidia_toolkit() {
+	ensure_keyring https://nvidia.github.io/libnvidia-container/gpgkey "$KEYRING_DIR/nvidia-container-toolkit.asc"
+	# Stable channel only; apt expands $(ARCH).
+	# shellcheck disable=SC2016
+	ensure_file "$TOOLKIT_LIST" 0644 \
+		"deb [signed-by=$KEYRING_DIR/nvidia-container-toolkit.asc] https://nvidia.github.io/libnvidia-container/stable/deb/\$(ARCH) /"
+	((STEP_ACTIONS)) && apt_sources_changed
+	local pkgs=()
+	mapfile -t pkgs < <(pin "$TOOLKIT_VERSION" nvidia-container-toolkit nvidia-container-toolkit-base \
+		libnvidia-container-tools libnvidia-container1)
+	apt_install "${pkgs[@]}"
+	if [[ -f /etc/docker/daemon.json ]] && grep -q '"nvidia"' /etc/docker/daemon.json; then
+		return 0
+	fi
+	act nvidia-ctk runtime configure --runtime=docker
+	restart_service docker
+}
+
+# A file holding the auth key, for `tailscale up --auth-key=file:...` (the key never reaches argv or output).
+tailscale_key_file() {
+	if [[ -n $TAILSCALE_AUTHKEY_FILE ]]; then
+		printf '%s' "$TAILSCALE_AUTHKEY_FILE"
+		return 0
+	fi
+	[[ -n ${TS_AUTHKEY:-} ]] || return 0
+	if ((DRY_RUN)); then
+		printf '%s' /tmp/tmp.XXXXXXXXXX # what mktemp would make
+		return 0
+	fi
+	local tmp
+	tmp=$(mktemp)
+	TMP_FILES+=("$tmp")
+	chmod 600 "$tmp"
+	printf '%s' "$TS_AUTHKEY" >"$tmp"
+	printf '%s' "$tmp"
+}
+
+step_tailscale() {
+	ensure_keyring https://pkgs.tailscale.com/stable/debian/bookworm.noarmor.gpg "$KEYRING_DIR/tailscale.gpg"
+	ensure_file "$TAILSCALE_LIST" 0644 \
+		"deb [signed-by=$KEYRING_DIR/tailscale.gpg] https://pkgs.tailscale.com/stable/debian bookworm main"
+	((STEP_ACTIONS)) && apt_sources_changed
+	local pkgs=()
+	mapfile -t pkgs < <(pin "$TAILSCALE_VERSION" tailscale)
+	apt_install "${pkgs[@]}"
+	ensure_service tailscaled
+	if ((!DRY_RUN)) && tailscale status >/dev/null 2>&1; then
+		info "tailscale is up: $(tailscale ip -4 2>/dev/null | head -n1)"
+		return 0
+	fi
+	local keyfile args
+	keyfile=$(tailscale_key_file)
+	args=(--ssh)
+	[[ -n $TAILSCALE_TAGS ]] && args+=("--advertise-tags=$TAILSCALE_TAGS")
+	[[ -n $TAILSCALE_HOSTNAME ]] && args+=("--hostname=$TAILSCALE_HOSTNAME")
+	[[ -n $TARGET_USER ]] && args+=("--operator=$TARGET_USER")
+	[[ -z $TAILSCALE_AUTHKEY_FILE && -n $keyfile ]] && info "the auth key from \$TS_AUTHKEY goes through a mode-600 temporary file"
+	if [[ -z $keyfile ]]; then
+		warn "no auth key (--tailscale-authkey-file FILE or TS_AUTHKEY): log in yourself with: sudo tailscale up $(show_cmd "${args[@]}")"
+		return 0
+	fi
+	act tailscale up "--auth-key=file:$keyfile" "${args[@]}" --timeout=120s
+}
+
+step_docker_group() {
+	if [[ -z $TARGET_USER || $TARGET_USER == root ]]; then
+		warn "no user to add to the docker group (pass --user NAME, or run through sudo)"
+		return 0
+	fi
+	if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
+		return 0
+	fi
+	if ((!DRY_RUN)) && ! getent group docker >/dev/null; then
+		die "group 'docker' does not exist: run the docker step first (--only docker)"
+	fi
+	act usermod -aG docker "$TARGET_USER"
+	info "$TARGET_USER must log out and back in for the group to take effect"
+}
+
+# The image ID a `docker save` tarball holds (sha256:...).
+tarball_image_id() {
+	local config
+	config=$(tar -xOf "$1" manifest.json 2>/dev/null | grep -oE '"Config":"[^"]+"' | head -n1 | cut -d'"' -f4)
+	config=${config##*/}
+	config=${config%.json}
+	[[ -n $config ]] && printf 'sha256:%s' "$config"
+}
+
+step_image() {
+	local tag=puffertank/lib:$VARIANT
+	if ! command -v docker >/dev/null 2>&1 && ((!DRY_RUN)); then
+		die "docker is not installed: run the docker step first (--only docker)"
+	fi
+	local have=""
+	have=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null) || have=""
+	if [[ -n $IMAGE_LOAD ]]; then
+		local want
+		want=$(tarball_image_id "$IMAGE_LOAD") || die "--image-load: $IMAGE_LOAD is not a 'docker save' tarball (no manifest.json)"
+		if [[ -n $have && $have == "$want" ]]; then
+			info "$tag already loaded (${have:7:12})"
+			return 0
+		fi
+		act docker load -i "$IMAGE_LOAD"
+		return 0
+	fi
+	if [[ -n $have ]]; then
+		info "$tag present (${have:7:12}); rebuild after changes with: puffertank build --variant $VARIANT"
+		return 0
+	fi
+	local repo=${REPO_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+	[[ -f $repo/pyproject.toml && -f $repo/Dockerfile.base ]] ||
+		die "no PufferTank checkout at $repo (pass --repo DIR, or --image-load FILE)"
+	[[ -x $VENV_DIR/bin/python ]] || act python3 -m venv "$VENV_DIR"
+	if [[ ! -x $VENV_DIR/bin/puffertank ]]; then
+		act "$VENV_DIR/bin/pip" install --quiet -e "${repo}[tank]"
+	fi
+	if [[ $(readlink /usr/local/bin/puffertank 2>/dev/null) != "$VENV_DIR/bin/puffertank" ]]; then
+		act ln -sfn "$VENV_DIR/bin/puffertank" /usr/local/bin/puffertank
+	fi
+	local build=("$VENV_DIR/bin/puffertank" build --variant "$VARIANT")
+	[[ -n $TORCH_INDEX ]] && build+=(--torch-index "$TORCH_INDEX")
+	act "${build[@]}"
+}
+
+# ---- verify: read-only checks with a readable report -------------------------------------------------------
+VERIFY_LINES=()
+report() {
+	local status=$1 name=$2 detail=$3 fix=${4:-}
+	VERIFY_LINES+=("$(printf '%-5s %-22s %s' "$status" "$name" "$detail")")
+	[[ -n $fix ]] && VERIFY_LINES+=("$(printf '%-28s fix: %s' '' "$fix")")
+	[[ $status == FAIL ]] && VERIFY_FAILED=1
+	return 0
+}
+
+step_verify() {
+	local image=puffertank/lib:$VARIANT gpu_args=()
+	local probe=(docker run --rm --label puffertank.verify=1)
+	if ((DRY_RUN)); then
+		info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" nvidia-smi -L)"
+		info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" python -c 'import torch; assert torch.cuda.is_available()')"
+		info "would report: OS, Secure Boot, driver vs image CUDA, Docker, NVIDIA runtime, Tailscale, docker group"
+		return 0
+	fi
+	report PASS os "$(os_field PRETTY_NAME), kernel $(uname -r)"
+	local sb driver
+	sb=$(secure_boot_state)
+	driver=$(loaded_driver_version || true)
+	if [[ -n $driver ]]; then
+		report PASS nvidia-driver "$driver loaded"
+	elif ((REBOOT_REQUIRED)); then
+		report WARN nvidia-driver "installed, not loaded yet" "reboot, then: sudo $0 --only verify"
+	elif [[ -n $(nvidia_gpus) ]]; then
+		local fix="sudo $0 --only nvidia-driver, then reboot"
+		[[ $sb == enabled ]] && fix="Secure Boot is on: enroll the DKMS key (mokutil --import /var/lib/dkms/mok.pub) and reboot"
+		report FAIL nvidia-driver "GPU present but no driver loaded" "$fix"
+	else
+		report WARN nvidia-driver "no NVIDIA GPU and no driver (CPU-only host)"
+	fi
+	report INFO secure-boot "$sb"
+	if ! command -v docker >/dev/null 2>&1 || ! docker version >/dev/null 2>&1; then
+		report FAIL docker "engine not reachable" "sudo $0 --only docker (or: sudo systemctl start docker)"
+	else
+		report PASS docker "engine $(docker version --format '{{.Server.Version}}' 2>/dev/null)"
+		if docker buildx version >/dev/null 2>&1; then
+			report PASS buildkit "docker buildx $(docker buildx version 2>/dev/null | awk '{print $2}')"
+		else
+			report WARN buildkit "no buildx plugin (Debian's 20.10 client still builds with DOCKER_BUILDKIT=1)" \
+				"use --docker docker (docker-buildx-plugin)"
+		fi
+		if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"nvidia"'; then
+			report PASS nvidia-runtime "configured in Docker"
+			gpu_args=(--gpus all)
+		elif [[ -n $(nvidia_gpus) ]]; then
+			report FAIL nvidia-runtime "not configured" "sudo $0 --only nvidia-toolkit"
+		else
+			report WARN nvidia-runtime "not configured (no GPU)"
+		fi
+		if ! docker image inspect "$image" >/dev/null 2>&1; then
+			report FAIL image "$image missing" "sudo $0 --only image"
+		else
+			local label cuda
+			label=$(docker image inspect -f '{{json .Config.Labels}}' "$image" 2>/dev/null || true)
+			cuda=$(grep -oE '"[^"]*cuda[^"]*":"[0-9]+\.[0-9]+' <<<"$label" | head -n1 | grep -oE '[0-9]+\.[0-9]+$' || true)
+			report PASS image "$image ${cuda:+(torch for CUDA $cuda)}"
+			if [[ -n $cuda && -n $driver ]]; then
+				local floor full
+				read -r floor full < <(driver_needed_for_cuda "$cuda")
+				if ((${driver%%.*} < floor)); then
+					report FAIL driver-vs-cuda "driver $driver < $floor needed by CUDA $cuda" \
+						"--driver cuda --driver-branch 580, or rebuild with --torch-index .../cu126"
+				elif ((${driver%%.*} < full)); then
+					report WARN driver-vs-cuda "driver $driver runs CUDA $cuda via minor-version compatibility"
+				else
+					report PASS driver-vs-cuda "driver $driver >= $full for CUDA $cuda"
+				fi
+			fi
+			if ((${#gpu_args[@]})); then
+				local out
+				if out=$(timeout 300 "${probe[@]}" "${gpu_args[@]}" "$image" nvidia-smi -L 2>&1); then
+					report PASS gpu-in-container "$(head -n1 <<<"$out")"
+				else
+					report FAIL gpu-in-container "$(tail -n1 <<<"$out")" "check the driver and: nvidia-ctk runtime configure --runtime=docker"
+				fi
+				if out=$(timeout 300 "${probe[@]}" "${gpu_args[@]}" "$image" python -c \
+					'import torch; assert torch.cuda.is_available(), "no CUDA"; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1); then
+					report PASS torch-cuda "$(tail -n1 <<<"$out")"
+				else
+					report FAIL torch-cuda "$(tail -n1 <<<"$out")" "driver too old for the image's CUDA? see driver-vs-cuda"
+				fi
+			else
+				report WARN gpu-in-container "skipped (no NVIDIA runtime)"
+			fi
+		fi
+	fi
+	if ! command -v tailscale >/dev/null 2>&1; then
+		report WARN tailscale "not installed" "sudo $0 --only tailscale"
+	elif tailscale status >/dev/null 2>&1; then
+		report PASS tailscale "up, $(tailscale ip -4 2>/dev/null | head -n1)"
+	else
+		report WARN tailscale "installed, not logged in" "sudo tailscale up --ssh"
+	fi
+	if [[ -n $TARGET_USER && $TARGET_USER != root ]]; then
+		if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
+			report PASS docker-group "$TARGET_USER is in group docker"
+		else
+			report WARN docker-group "$TARGET_USER is not in group docker" "sudo $0 --only docker-group --user $TARGET_USER"
+		fi
+	fi
+	say ""
+	local line
+	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
+	info "More checks: puffertank doctor"
+}
+
+# ---- main --------------------------------------------------------------------------------------------------
+run_step() {
+	local step=$1 fn=step_${1//-/_}
+	CURRENT_STEP=$step
+	if ! step_enabled "$step"; then
+		STEP_RESULT[$step]=skipped
+		return 0
+	fi
+	say ""
+	say "==> $step"
+	STEP_ACTIONS=0
+	log "== step $step"
+	"$fn"
+	local n="$STEP_ACTIONS actions"
+	((STEP_ACTIONS == 1)) && n="1 action"
+	if [[ $step == verify ]]; then
+		STEP_RESULT[$step]=$( ((VERIFY_FAILED)) && echo "failed (see the report above)" || echo checked)
+	elif ((STEP_ACTIONS == 0)); then
+		info "ok: nothing to do"
+		STEP_RESULT[$step]=unchanged
+	elif ((DRY_RUN)); then
+		STEP_RESULT[$step]="would change ($n)"
+	else
+		STEP_RESULT[$step]="changed ($n)"
+	fi
+	CURRENT_STEP=""
+}
+
+summary() {
+	say ""
+	say "==> Summary"
+	local step
+	for step in "${STEPS[@]}"; do info "$(printf '%-15s %s' "$step" "${STEP_RESULT[$step]:-skipped}")"; done
+	local w
+	for w in "${WARNINGS[@]}"; do info "warning: $w"; done
+	say ""
+	if ((DRY_RUN)); then
+		say "Dry run: $TOTAL_ACTIONS actions planned; nothing was changed."
+	elif ((TOTAL_ACTIONS == 0)); then
+		say "Nothing changed: this host already matches the plan."
+	else
+		say "Done: $TOTAL_ACTIONS actions. Log: $LOG_FILE"
+	fi
+	((REBOOT_REQUIRED)) && say "Reboot required to load the new NVIDIA driver; then run: sudo $0 --only verify"
+	return 0
+}
+
+parse_args() {
+	local v
+	while (($#)); do
+		case $1 in
+		--dry-run) DRY_RUN=1 ;;
+		--verbose) VERBOSE=1 ;;
+		--only | --skip)
+			[[ $# -ge 2 ]] || die "$1 needs a step name; steps are: ${STEPS[*]}"
+			IFS=, read -ra v <<<"$2"
+			if [[ $1 == --only ]]; then ONLY+=("${v[@]}"); else SKIP+=("${v[@]}"); fi
+			shift
+			;;
+		--list-steps)
+			printf '%s\n' "${STEPS[@]}"
+			exit 0
+			;;
+		-h | --help)
+			usage
+			exit 0
+			;;
+		--driver | --driver-branch | --driver-flavor | --docker | --docker-version | --toolkit-version | \
+			--tailscale-authkey-file | --tailscale-tags | --tailscale-hostname | --tailscale-version | --user | \
+			--variant | --torch-index | --image-load | --repo)
+			[[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
+			case $1 in
+			--driver) DRIVER_SOURCE=$2 ;;
+			--driver-branch) DRIVER_BRANCH=$2 ;;
+			--driver-flavor) DRIVER_FLAVOR=$2 ;;
+			--docker) DOCKER_SOURCE=$2 ;;
+			--docker-version) DOCKER_VERSION=$2 ;;
+			--toolkit-version) TOOLKIT_VERSION=$2 ;;
+			--tailscale-authkey-file) TAILSCALE_AUTHKEY_FILE=$2 ;;
+			--tailscale-tags) TAILSCALE_TAGS=$2 ;;
+			--tailscale-hostname) TAILSCALE_HOSTNAME=$2 ;;
+			--tailscale-version) TAILSCALE_VERSION=$2 ;;
+			--user) TARGET_USER=$2 ;;
+			--variant) VARIANT=$2 ;;
+			--torch-index) TORCH_INDEX=$2 ;;
+			--image-load) IMAGE_LOAD=$2 ;;
+			--repo) REPO_DIR=$2 ;;
+			esac
+			shift
+			;;
+		*) die "unknown option '$1' (see --help)" ;;
+		esac
+		shift
+	done
+}
+
+main() {
+	parse_args "$@"
+	# Tailscale's conventional variable; accept the long spelling too. Children never see it.
+	TS_AUTHKEY=${TS_AUTHKEY:-${TAILSCALE_AUTHKEY:-}}
+	export -n TS_AUTHKEY TAILSCALE_AUTHKEY 2>/dev/null || true
+	check_os
+	check_root "$@"
+	validate_options
+	trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
+	trap cleanup EXIT
+	if ((!DRY_RUN)); then
+		install -d -m 0755 "$(dirname "$LOG_FILE")"
+		log "setup-host.sh $(show_cmd "$@")"
+	fi
+	say "PufferTank host setup on $(os_field PRETTY_NAME)$( ((DRY_RUN)) && echo ' (dry run: nothing will change)')"
+	say "driver: $DRIVER_SOURCE$([[ $DRIVER_SOURCE == cuda ]] && echo " ($DRIVER_FLAVOR, branch $DRIVER_BRANCH)"), docker: $DOCKER_SOURCE, image: puffertank/lib:$VARIANT"
+	local step
+	for step in "${STEPS[@]}"; do run_step "$step"; done
+	summary
+	((VERIFY_FAILED)) && exit 1
+	return 0
+}
+
+main "$@"

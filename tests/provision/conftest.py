@@ -1,0 +1,115 @@
+"""Run provision/setup-host.sh inside throwaway Debian 12 containers made from our local base image.
+
+The script changes a whole host (apt sources, packages, services), so it only ever runs in a container
+here. Every container carries the label puffertank.test=provision and is removed when the test is done,
+also when it fails or times out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = "/src/provision/setup-host.sh"  # where the repository is mounted, read-only, in the container
+LABEL = "puffertank.test"
+FALLBACK_BASE = "puffertank/debian:bookworm"
+
+
+@dataclass
+class Result:
+    """What one command printed (stdout and stderr together) and its exit code."""
+
+    rc: int
+    out: str
+
+    def __str__(self) -> str:
+        return f"exit {self.rc}\n{self.out}"
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    """A client with a long read timeout: one exec may run apt for minutes."""
+    try:
+        client = docker.from_env(timeout=900)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        pytest.fail(f"provision tests need a running Docker engine ({exc}): start dockerd or set DOCKER_HOST")
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def debian_base(docker_client: docker.DockerClient) -> str:
+    """A local Debian 12 image (debootstrap + import), made by the image chain's helper when missing."""
+    try:
+        from pufferlib.tank.images import ensure_debian_base
+    except ImportError:
+        ensure_debian_base = None
+    if ensure_debian_base is not None:
+        return ensure_debian_base(docker_client)
+    try:
+        docker_client.images.get(FALLBACK_BASE)
+    except docker.errors.ImageNotFound:
+        pytest.fail(f"no Debian 12 base image: build {FALLBACK_BASE} (debootstrap + docker import)")
+    return FALLBACK_BASE
+
+
+class Box:
+    """One long-lived container to run commands in; `sh` wraps each in a timeout."""
+
+    def __init__(self, container: docker.models.containers.Container) -> None:
+        self.container = container
+
+    def sh(self, script: str, timeout: int = 300, user: str = "root") -> Result:
+        """Run a bash script; a hang becomes exit 124 with a message, not a stuck test."""
+        argv = ["timeout", "--kill-after=10", str(timeout), "bash", "-c", script]
+        rc, out = self.container.exec_run(argv, user=user, demux=False)
+        text = (out or b"").decode(errors="replace")
+        if rc == 124:
+            text += f"\n[timed out after {timeout}s: {script}]"
+        return Result(rc, text)
+
+    def setup(self, *args: str, timeout: int = 600, env: str = "", user: str = "root") -> Result:
+        """Run setup-host.sh with ARGS."""
+        return self.sh(f"{env} {SCRIPT} {shlex.join(args)} 2>&1", timeout=timeout, user=user)
+
+
+@contextlib.contextmanager
+def started_box(client: docker.DockerClient, image: str) -> Iterator[Box]:
+    """A fresh Debian 12 container with the repository mounted read-only at /src, removed on exit."""
+    container = client.containers.run(
+        image,
+        ["sleep", "1800"],  # a ceiling on the container's life even if the removal below never runs
+        detach=True,
+        labels={LABEL: "provision", f"{LABEL}.run": uuid.uuid4().hex[:12]},
+        volumes={str(REPO): {"bind": "/src", "mode": "ro"}},
+        init=True,
+    )
+    try:
+        yield Box(container)
+    finally:
+        with contextlib.suppress(docker.errors.NotFound):
+            container.remove(force=True)
+
+
+@pytest.fixture
+def box(docker_client: docker.DockerClient, debian_base: str) -> Iterator[Box]:
+    """A fresh container for one test."""
+    with started_box(docker_client, debian_base) as fresh:
+        yield fresh
+
+
+@pytest.fixture(scope="module")
+def module_box(docker_client: docker.DockerClient, debian_base: str) -> Iterator[Box]:
+    """One container shared by a module's tests (for steps that build on each other, or read-only checks)."""
+    with started_box(docker_client, debian_base) as shared:
+        yield shared
