@@ -172,7 +172,8 @@ def resolve_base_image(client: docker.DockerClient, ref: str, log: Log = _log) -
         client.images.pull(repository, tag=tag)
         return ref
     except docker.errors.DockerException as exc:
-        reason = " ".join(str(exc).split())[:200]
+        reason = " ".join(str(getattr(exc, "explanation", None) or exc).split())
+        reason = reason if len(reason) <= 160 else reason[:157] + "..."
         if _is_debian12(ref):
             log(f"puffertank: cannot pull {ref} ({reason}); using a locally made Debian 12 base instead")
             return ensure_debian_base(client, log=log)

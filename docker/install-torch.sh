@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Base stage, run as the venv's owner: create /opt/venv and install torch (+ the CUDA toolchain for cuda).
+# Inputs (build args): VARIANT, TORCH_SPEC, TORCH_INDEX. The CA bundle, when given, is a BuildKit secret.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi
+export PIP_CACHE_DIR=/tmp/pip-cache PIP_PROGRESS_BAR=off
+
+constraints=(-c "$here/constraints/base.txt")
+if [ "$VARIANT" = cuda ]; then constraints+=(-c "$here/constraints/cuda.txt"); fi
+index=()
+if [ -n "${TORCH_INDEX:-}" ]; then index=(--extra-index-url "$TORCH_INDEX"); fi
+
+python3 -m venv /opt/venv
+# The wheelhouse holds local wheels (the CPU torch here); pip prefers them when they satisfy TORCH_SPEC.
+pip install "${constraints[@]}" "${index[@]}" --find-links "$here/wheelhouse" "$TORCH_SPEC" setuptools
+if [ "$VARIANT" = cuda ]; then
+  bash "$here/install-cuda-toolchain.sh" "${constraints[@]}"
+fi

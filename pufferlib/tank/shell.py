@@ -1,0 +1,168 @@
+"""`puffertank run -- CMD` and `puffertank shell`: a container from the lib image, set up for research.
+
+GPUs when the NVIDIA runtime is there (--gpus auto), shared memory sized for PyTorch, the current directory
+bind-mounted at /workspace, the host user's UID/GID (files you create are yours), removed on exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from pufferlib.tank import containers
+from pufferlib.tank.docker_client import TankError, get_client
+from pufferlib.tank.images import NAMESPACE, VARIANTS
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", choices=VARIANTS, default="cpu", help="which lib image (default cpu)")
+    p.add_argument("--image", help="run this image instead of puffertank/lib:VARIANT")
+    p.add_argument(
+        "--gpus",
+        choices=("auto", "all", "none"),
+        default="auto",
+        help="auto (default): all GPUs when the NVIDIA runtime is present; all: require them; none",
+    )
+    p.add_argument("--workspace", type=Path, default=None, help="mounted at /workspace (default: cwd)")
+    p.add_argument("--no-workspace", action="store_true", help="mount nothing at /workspace")
+    p.add_argument(
+        "--user",
+        default="host",
+        help="host (default): your UID:GID; image: the image's user; or UID[:GID]",
+    )
+    p.add_argument("--shm-size", help="size of /dev/shm (default: half the engine's memory, at most 16g)")
+    p.add_argument("--ipc-host", action="store_true", help="share the host's IPC namespace (not --shm-size)")
+    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
+    p.add_argument("--network", help="Docker network mode, e.g. none for an offline run")
+    p.add_argument("--timeout", type=float, help="kill the container after this many seconds")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run a command in the lib image (removed on exit)",
+        description="Run CMD in puffertank/lib:VARIANT with the workspace mounted; remove it after.",
+        usage="puffertank run [options] -- CMD [ARG...]",
+    )
+    _add_common(run)
+    run.add_argument(
+        "--tty",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="attach a terminal (auto: if ours is)",
+    )
+    run.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
+    run.set_defaults(func=cmd_run)
+
+    shell = sub.add_parser(
+        "shell",
+        help="an interactive shell in the lib image (removed on exit)",
+        description="Open bash in puffertank/lib:VARIANT with the workspace mounted; removed on exit.",
+    )
+    _add_common(shell)
+    shell.set_defaults(func=cmd_shell)
+
+
+def resolve_user(value: str) -> str | None:
+    """--user: 'host' -> the caller's UID:GID, 'image' -> None (the image's user), else UID[:GID]."""
+    if value == "image":
+        return None
+    if value == "host":
+        return f"{os.getuid()}:{os.getgid()}"
+    uid, _, gid = value.partition(":")
+    if not uid.isdigit() or (gid and not gid.isdigit()):
+        raise TankError(f"--user {value!r}: expected host, image, or numeric UID[:GID]")
+    return value
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not key:
+            raise TankError(f"-e {item!r}: expected KEY=VALUE or KEY")
+        if not eq:
+            if key not in os.environ:
+                raise TankError(f"-e {key}: not set here; pass -e {key}=VALUE")
+            value = os.environ[key]
+        env[key] = value
+    return env
+
+
+def make_spec(args: argparse.Namespace, command: list[str], client) -> containers.RunSpec:
+    image = args.image or f"{NAMESPACE}/lib:{args.variant}"
+    env = parse_env(args.env)
+    if "TERM" in os.environ:
+        env.setdefault("TERM", os.environ["TERM"])
+    spec = containers.RunSpec(
+        image=image,
+        command=command,
+        workspace=None if args.no_workspace else (args.workspace or Path.cwd()),
+        user=resolve_user(args.user),
+        gpus=args.gpus,
+        shm_size=args.shm_size,
+        ipc_host=args.ipc_host,
+        env=env,
+        labels={"puffertank.command": args.command},
+        timeout=args.timeout,
+        network=args.network,
+    )
+    _note_uid_mismatch(client, spec)
+    return spec
+
+
+def _note_uid_mismatch(client, spec: containers.RunSpec) -> None:
+    """Running as a UID other than the image's user works, but the venv is then read-only: say so once."""
+    if not spec.user or spec.user.split(":")[0] == "0":
+        return
+    try:
+        built_uid = client.images.get(spec.image).labels.get("puffertank.uid")
+    except Exception:
+        return
+    uid = spec.user.split(":")[0]
+    if built_uid and built_uid != uid:
+        print(
+            f"puffertank: note: you are UID {uid} but the image's user is UID {built_uid}, so /opt/venv is "
+            f"read-only here (pip install --user still works). To match: puffertank build --uid {uid} "
+            f"--gid {os.getgid()}",
+            file=sys.stderr,
+        )
+
+
+def _fix_for(args: argparse.Namespace) -> str:
+    return f"puffertank build --variant {args.variant}" if not args.image else f"docker pull {args.image}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = list(args.cmd)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        print(
+            "puffertank run: error: no command. Usage: puffertank run [options] -- CMD [ARG...] "
+            "(for a shell: puffertank shell)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        client = get_client(timeout=600)
+        spec = make_spec(args, command, client)
+        interactive = args.tty == "yes" or (args.tty == "auto" and sys.stdin.isatty() and sys.stdout.isatty())
+        if interactive:
+            return containers.run_interactive(client, spec, _fix_for(args))
+        return containers.run_streamed(client, spec, _fix_for(args))
+    except TankError as exc:
+        print(f"puffertank run: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def cmd_shell(args: argparse.Namespace) -> int:
+    try:
+        client = get_client(timeout=600)
+        spec = make_spec(args, ["bash"], client)
+        return containers.run_interactive(client, spec, _fix_for(args))
+    except TankError as exc:
+        print(f"puffertank shell: error: {exc}", file=sys.stderr)
+        return 1
