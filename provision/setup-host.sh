@@ -332,7 +332,8 @@ secure_boot_state() {
 
 loaded_driver_version() {
 	[[ -r /proc/driver/nvidia/version ]] || return 1
-	grep -oE 'Kernel Module.*  [0-9]+\.[0-9]+(\.[0-9]+)?' /proc/driver/nvidia/version | grep -oE '[0-9]+\.[0-9]+(\.[0-9]+)?$'
+	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.95.05  Release Build ..."
+	sed -nE 's/.*Kernel Module( for [^ ]+)? +([0-9]+\.[0-9]+(\.[0-9]+)?).*/\2/p' /proc/driver/nvidia/version | head -n1
 }
 
 # The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cu126 -> 12.6),

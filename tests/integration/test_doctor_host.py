@@ -1,0 +1,76 @@
+"""`puffertank doctor` on this machine's real Docker engine: no crash, honest statuses, fixes, exit code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import docker
+import pytest
+
+from pufferlib.tank import doctor
+from pufferlib.tank.images import ensure_debian_base
+
+pytestmark = pytest.mark.docker
+
+STATUSES = {"pass", "warn", "fail", "skip"}
+GPU_CHECKS = ("nvidia-driver", "nvidia-runtime", "gpu-in-container", "driver-vs-cuda")
+
+
+def _doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pufferlib.tank.cli", "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_doctor_json_here() -> None:
+    res = _doctor("--json")
+    report = json.loads(res.stdout)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert set(checks) >= {"docker", "buildkit", *GPU_CHECKS, "shm", "disk", "images", "tailscale"}
+    for check in checks.values():
+        assert check["status"] in STATUSES and check["detail"], check
+        if check["status"] in ("warn", "fail") and check["name"] not in GPU_CHECKS:
+            assert check["fix"], f"{check['name']} says {check['status']} without a fix"
+    assert checks["docker"]["status"] == "pass", checks["docker"]
+    failed = [c for c in checks.values() if c["status"] == "fail"]
+    assert res.returncode == (1 if failed else 0) == report["exit_code"], res.stderr
+    if not doctor.nvidia_pci_gpus():  # no GPU: warnings, never failures
+        for name in GPU_CHECKS:
+            assert checks[name]["status"] in ("warn", "skip"), checks[name]
+
+
+def test_doctor_text_names_each_check_and_its_fix() -> None:
+    res = _doctor("--no-probe")
+    assert res.stdout.startswith("puffertank doctor"), res.stdout
+    for name in ("docker", "buildkit", "nvidia-runtime", "shm", "disk", "images", "tailscale"):
+        assert f"  {name} " in res.stdout, res.stdout
+    assert "passed," in res.stdout.splitlines()[-1]
+
+
+def test_unreachable_engine_fails_with_fix(tmp_path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "DOCKER_HOST": f"unix://{tmp_path}/no-such.sock"}
+    res = _doctor("--json", env=env)
+    assert res.returncode == 1, res.stdout + res.stderr
+    checks = {c["name"]: c for c in json.loads(res.stdout)["checks"]}
+    assert checks["docker"]["status"] == "fail"
+    assert "no-such.sock" in checks["docker"]["detail"] and checks["docker"]["fix"], checks["docker"]
+    for name in ("nvidia-runtime", "disk", "images"):
+        assert checks[name]["status"] == "skip", checks[name]
+
+
+def test_probe_containers_are_removed(monkeypatch) -> None:
+    client = docker.from_env()
+    image = ensure_debian_base(client)
+    rc, out = doctor.run_probe(client, image, ["sh", "-c", "echo probe-ok"])
+    assert (rc, out) == (0, "probe-ok")
+    monkeypatch.setattr(doctor, "PROBE_TIMEOUT_S", 2)
+    rc, out = doctor.run_probe(client, image, ["sleep", "300"])
+    assert rc == 124 and "no answer within 2 s" in out
+    left = client.containers.list(all=True, filters={"label": "puffertank.purpose=doctor"})
+    assert left == [], f"probe containers left behind: {[c.name for c in left]}"
