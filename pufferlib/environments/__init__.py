@@ -15,7 +15,16 @@ uses this to test your own envs in the container).
 import importlib
 import os
 
-from pufferlib.environments import classic_control, ocean
+from pufferlib.environments import (
+    atari,
+    butterfly,
+    classic_control,
+    minigrid,
+    minihack,
+    nethack,
+    ocean,
+    procgen,
+)
 from pufferlib.environments.registry import (
     Binding,
     SmokeSpec,
@@ -26,7 +35,7 @@ from pufferlib.environments.registry import (
     register,
 )
 
-FAMILIES = (ocean, classic_control)
+FAMILIES = (ocean, classic_control, minigrid, procgen, nethack, minihack, butterfly, atari)
 
 PLUGINS = tuple(
     importlib.import_module(name.strip())

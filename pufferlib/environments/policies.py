@@ -1,0 +1,169 @@
+"""Default policies of the environment families whose observations need more than pufferlib.models.
+
+Bindings name these as "pufferlib.environments.policies:<Class>" and the registry imports this
+module only when a policy is built, so registering the families never imports torch. Each policy
+has the pufferlib.models interface: forward(obs) -> (logits, value), split into
+encode_observations and decode_actions so that LSTMWrapper can sit in between.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pufferlib.models import ActionHead, Convolutional
+from pufferlib.pytorch import layer_init, nativize_dtype, nativize_tensor, torch_dtype
+
+
+class ByteText(nn.Module):
+    """Fixed-length byte strings (0 = padding): byte embeddings, a 1-D conv, max over positions.
+
+    Encodes NetHack's message line and MiniGrid's mission. The conv sees a few characters at a time
+    (parts of words), so "red ball" and "blue ball" differ, and the max keeps what was seen anywhere.
+    """
+
+    def __init__(self, out_size: int = 64, embed_dim: int = 16, kernel: int = 5) -> None:
+        super().__init__()
+        self.out_size = out_size
+        self.embed = nn.Embedding(256, embed_dim, padding_idx=0)
+        self.conv = layer_init(nn.Conv1d(embed_dim, out_size, kernel, padding=kernel // 2))
+
+    def forward(self, text: torch.Tensor) -> torch.Tensor:
+        x = self.embed(text.long()).transpose(1, 2)
+        return torch.relu(self.conv(x)).amax(dim=2)
+
+
+def _structured(env, required: tuple[str, ...], policy: str) -> dict:
+    native = nativize_dtype(env.emulated)
+    missing = [key for key in required if native is None or key not in native]
+    if missing:
+        have = sorted(native) if native else "a flat Box"
+        raise ValueError(f"{policy} needs the observation keys {list(required)}; this env has {have}")
+    return native
+
+
+def _zeros(env) -> torch.Tensor:
+    """One all-zero observation in the env's flat dtype (to size layers by a dry run)."""
+    space = env.single_observation_space
+    return torch.zeros(1, *space.shape, dtype=torch_dtype(space.dtype))
+
+
+class _Policy(nn.Module):
+    def forward(self, observations: torch.Tensor):
+        return self.decode_actions(self.encode_observations(observations))
+
+    def decode_actions(self, hidden: torch.Tensor):
+        return self.actor(hidden), self.value(hidden)
+
+    def _heads(self, env, hidden_size: int) -> None:
+        self.hidden_size = hidden_size
+        self.actor = ActionHead(env.single_action_space, hidden_size)
+        self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
+
+
+class NetHack(_Policy):
+    """NLE and MiniHack: glyphs, blstats and (if present) the message.
+
+    Glyph ids are embedded and read by two small convnets: one over the whole 21x79 map (strided,
+    cheap) and one over a crop centred on the hero, whose position is blstats[0:2] (x, y). The
+    bottom-line stats go through sign(x)*log(1+|x|), since they range from 0/1 flags to scores in
+    the thousands, then an MLP.
+    """
+
+    def __init__(self, env, hidden_size: int = 256, embed_dim: int = 32, crop: int = 9) -> None:
+        super().__init__()
+        self.native = _structured(env, ("glyphs", "blstats"), "NetHack policy")
+        space = env.emulated["emulated_observation_space"]
+        self.num_glyphs = int(space["glyphs"].high.max()) + 1
+        self.crop = crop
+        # One extra id pads the map edges for the crop, so it never reads as a real glyph.
+        self.glyph_embed = nn.Embedding(self.num_glyphs + 1, embed_dim, padding_idx=self.num_glyphs)
+        self.map_net = nn.Sequential(
+            layer_init(nn.Conv2d(embed_dim, 32, 3, stride=2)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(32, 64, 3, stride=2)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.crop_net = nn.Sequential(
+            layer_init(nn.Conv2d(embed_dim, 32, 3, padding=1)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(32, 32, 3)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.blstats_net = nn.Sequential(layer_init(nn.Linear(space["blstats"].shape[0], 64)), nn.ReLU())
+        self.message_net = ByteText(64) if "message" in self.native else None
+        with torch.no_grad():
+            width = self._features(_zeros(env)).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def _crop(self, glyphs: torch.Tensor, blstats: torch.Tensor) -> torch.Tensor:
+        batch, rows, cols = glyphs.shape
+        half = self.crop // 2
+        padded = nn.functional.pad(glyphs, (half, half, half, half), value=self.num_glyphs)
+        x = blstats[:, 0].clamp(0, cols - 1)
+        y = blstats[:, 1].clamp(0, rows - 1)
+        offsets = torch.arange(self.crop, device=glyphs.device)
+        ys = (y[:, None] + offsets)[:, :, None]
+        xs = (x[:, None] + offsets)[:, None, :]
+        return padded[torch.arange(batch, device=glyphs.device)[:, None, None], ys, xs]
+
+    def _features(self, observations: torch.Tensor) -> torch.Tensor:
+        x = nativize_tensor(observations, self.native)
+        glyphs = x["glyphs"].long()
+        blstats = x["blstats"].long()
+        full = self.glyph_embed(glyphs).permute(0, 3, 1, 2)
+        local = self.glyph_embed(self._crop(glyphs, blstats)).permute(0, 3, 1, 2)
+        stats = blstats.float()
+        parts = [
+            self.map_net(full),
+            self.crop_net(local),
+            self.blstats_net(stats.sign() * torch.log1p(stats.abs())),
+        ]
+        if self.message_net is not None:
+            parts.append(self.message_net(x["message"]))
+        return torch.cat(parts, dim=1)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.proj(self._features(observations))
+
+
+class MiniGrid(_Policy):
+    """MiniGrid: the egocentric image (object, colour and state ids), direction and mission bytes."""
+
+    def __init__(self, env, hidden_size: int = 128) -> None:
+        super().__init__()
+        self.native = _structured(env, ("image", "direction"), "MiniGrid policy")
+        self.image_net = nn.Sequential(
+            layer_init(nn.Conv2d(3, 16, 3, padding=1)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(16, 32, 3, padding=1)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.direction_embed = nn.Embedding(4, 8)
+        self.mission_net = ByteText(64) if "mission" in self.native else None
+        with torch.no_grad():
+            width = self._features(_zeros(env)).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def _features(self, observations: torch.Tensor) -> torch.Tensor:
+        x = nativize_tensor(observations, self.native)
+        image = x["image"].float().permute(0, 3, 1, 2)
+        parts = [self.image_net(image), self.direction_embed(x["direction"].long().reshape(-1))]
+        if self.mission_net is not None:
+            parts.append(self.mission_net(x["mission"]))
+        return torch.cat(parts, dim=1)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.proj(self._features(observations))
+
+
+class Atari(Convolutional):
+    """NatureCNN over ALE's channels-first frame stack (stack, 84, 84)."""
+
+    def __init__(self, env, hidden_size: int = 512) -> None:
+        super().__init__(env, hidden_size=hidden_size, channels_last=False)
