@@ -1,0 +1,169 @@
+"""Ray: each worker is a Ray actor stepping its envs; for simulation spread over a cluster.
+
+Needs the ray extra (`pip install 'pufferlib[ray]'`). Connects to the running Ray instance if
+`ray.init()` was called (e.g. `ray.init(address="auto")` for a cluster), else starts a local
+one and shuts it down on close(). Results travel through Ray's object store, so every batch is a
+copy (zero_copy does not apply). With batch_size < num_envs, recv() returns the first workers
+to finish (ray.wait). num_workers beyond the cluster's CPUs needs overwork=True (actors then
+get fractional CPUs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pufferlib import EnvironmentSetupError
+from pufferlib.vector.base import (
+    Envs,
+    VectorEnv,
+    WorkerError,
+    allocate,
+    build_env,
+    check_layout,
+    env_seeds,
+    env_spec,
+)
+
+
+class RayWorker:
+    """The actor: one process with its envs on private buffers."""
+
+    def __init__(self, first_env: int, creators, args, kwargs, seeds, spec) -> None:
+        self.buf = allocate(len(creators) * spec[2], spec[0], spec[1])
+        self.envs = Envs(creators, args, kwargs, seeds, self.buf, spec, first_env)
+
+    def _out(self, infos: list):
+        b = self.buf
+        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
+
+    def reset(self, seeds: list):
+        return self._out(self.envs.reset(seeds))
+
+    def step(self, actions: np.ndarray):
+        np.copyto(self.buf.actions, actions, casting="unsafe")
+        return self._out(self.envs.step())
+
+    def close(self) -> None:
+        self.envs.close()
+
+
+class Ray(VectorEnv):
+    def __init__(
+        self,
+        env_creators: list[Callable],
+        env_args: list[tuple],
+        env_kwargs: list[dict],
+        num_envs: int,
+        seed: int | None = 0,
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        zero_copy: bool = True,
+        overwork: bool = False,
+    ) -> None:
+        self._flag = "closed"
+        try:
+            import ray
+        except ImportError as e:
+            raise EnvironmentSetupError(
+                "backend=Ray needs ray, which is not installed: pip install 'pufferlib[ray]'"
+            ) from e
+        self._ray = ray
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
+            import logging
+
+            ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
+        self._actors: list = []
+        try:
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            num_workers, batch_size = check_layout(
+                num_envs, num_workers, batch_size, False, overwork, cores=cpus, what="CPUs in the Ray cluster"
+            )
+            driver = build_env(env_creators[0], env_args[0], env_kwargs[0], None, seed)
+            spec = env_spec(driver)
+            self._init_spaces(driver, num_envs, batch_size, seed)
+            self._flag = "closed"
+            self.num_workers = num_workers
+            self.envs_per_worker = epw = num_envs // num_workers
+            self.workers_per_batch = batch_size // epw
+            self.agents_per_worker = epw * spec[2]
+            self.agent_ids = np.arange(self.num_agents).reshape(num_workers, self.agents_per_worker)
+            actor = ray.remote(num_cpus=min(1.0, cpus / num_workers))(RayWorker)
+            for w in range(num_workers):
+                lo = w * epw
+                self._actors.append(
+                    actor.remote(
+                        lo,
+                        env_creators[lo : lo + epw],
+                        env_args[lo : lo + epw],
+                        env_kwargs[lo : lo + epw],
+                        env_seeds(seed, epw, lo),
+                        spec,
+                    )
+                )
+            self._pending: dict[Any, int] = {}  # object ref -> worker
+            self._sel: list[int] = []
+        except BaseException:
+            self._close()
+            raise
+        self._flag = "reset"
+
+    def _get(self, refs: list) -> list:
+        try:
+            return self._ray.get(refs)
+        except self._ray.exceptions.RayError as e:
+            cause = getattr(e, "cause", None)
+            w = self._pending.get(refs[0]) if len(refs) == 1 else None
+            self.close()
+            raise WorkerError(
+                f"Ray worker failed: {e}", worker=w, env_id=getattr(cause, "env_id", None), remote=str(e)
+            ) from e
+
+    def _async_reset(self, seeds: list[int | None]) -> None:
+        if self._pending:
+            self._get(list(self._pending))
+        epw = self.envs_per_worker
+        self._pending = {
+            a.reset.remote(seeds[w * epw : (w + 1) * epw]): w for w, a in enumerate(self._actors)
+        }
+
+    def _send(self, actions: np.ndarray) -> None:
+        apw = self.agents_per_worker
+        for i, w in enumerate(self._sel):
+            self._pending[self._actors[w].step.remote(actions[i * apw : (i + 1) * apw])] = w
+
+    def _recv(self):
+        refs = list(self._pending)
+        if self.workers_per_batch < len(refs):
+            refs, _ = self._ray.wait(refs, num_returns=self.workers_per_batch)
+        results = self._get(refs)
+        self._sel = [self._pending.pop(r) for r in refs]
+        obs, rewards, terminals, truncations, masks, infos = zip(*results, strict=True)
+        return (
+            np.concatenate(obs),
+            np.concatenate(rewards),
+            np.concatenate(terminals),
+            np.concatenate(truncations),
+            [i for batch in infos for i in batch],
+            self.agent_ids[self._sel].ravel(),
+            np.concatenate(masks),
+        )
+
+    def _close(self) -> None:
+        ray = self._ray
+        if self._actors:
+            with contextlib.suppress(Exception):  # a dead actor cannot close its envs; killed below
+                ray.get([a.close.remote() for a in self._actors], timeout=10)
+            for a in self._actors:
+                ray.kill(a)
+            self._actors = []
+        driver = getattr(self, "driver_env", None)
+        if driver is not None and not getattr(self, "_driver_closed", False):
+            self._driver_closed = True
+            driver.close()
+        if self._owns_ray and ray.is_initialized():
+            ray.shutdown()

@@ -1,0 +1,107 @@
+"""Small envs and process checks for the test_vector_* files (module level, so spawn can pickle them)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import gymnasium
+import numpy as np
+
+from pufferlib.emulation import GymnasiumPufferEnv
+
+
+class Counter(gymnasium.Env):
+    """Observation [id, tick, last action]; id is the seed of the last seeded reset: rows say whose they are.
+
+    Reward is the action; the episode is truncated after `horizon` steps. `fail_at` raises in step()
+    at that tick; `sleep_s` sleeps in every step (a slow env, for async ordering).
+    """
+
+    def __init__(self, horizon: int = 5, fail_at: int | None = None, sleep_s: float = 0.0):
+        self.observation_space = gymnasium.spaces.Box(-1e9, 1e9, (3,), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(4)
+        self.horizon, self.fail_at, self.sleep_s = horizon, fail_at, sleep_s
+        self.id = -1
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.id = seed
+        self.tick = 0
+        return np.array([self.id, 0, -1], np.float32), {}
+
+    def step(self, action):
+        self.tick += 1
+        if self.fail_at is not None and self.tick == self.fail_at:
+            raise RuntimeError(f"counter {self.id} failed on purpose at tick {self.tick}")
+        if self.sleep_s:
+            time.sleep(self.sleep_s)
+        obs = np.array([self.id, self.tick, action], np.float32)
+        return obs, float(action), False, self.tick >= self.horizon, {"tick": self.tick}
+
+
+def counter(buf=None, seed=0, **kwargs) -> GymnasiumPufferEnv:
+    return GymnasiumPufferEnv(env=Counter(**kwargs), buf=buf, seed=seed)
+
+
+def counter_failing_in_env_2(buf=None, seed=0, fail_at=3):
+    """Env 2 (seed 2 with make(seed=0)) raises at tick `fail_at`; the others run normally."""
+    return counter(buf=buf, seed=seed, fail_at=fail_at if seed == 2 else None)
+
+
+def broken_creator(buf=None, seed=0):
+    raise ValueError(f"cannot build env with seed {seed}")
+
+
+def children(pid: int | None = None) -> set[int]:
+    """Live child processes of `pid`, not counting multiprocessing's own resource tracker / forkserver."""
+    pid = os.getpid() if pid is None else pid
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if (
+            int(fields[1]) == pid
+            and fields[0] != "Z"
+            and b"resource_tracker" not in cmd
+            and b"forkserver" not in cmd
+        ):
+            out.add(int(entry))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def shm_entries() -> set[str]:
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def wait_until(predicate, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def random_actions(vecenv, rng: np.random.Generator) -> np.ndarray:
+    space = vecenv.single_action_space
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return rng.integers(0, space.n, size=vecenv.agents_per_batch)
+    return rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, *space.nvec.shape))

@@ -1,0 +1,74 @@
+"""The Ray backend against a local Ray instance: same traces as Serial, async batches, multi-agent masks.
+
+Ray starts slowly, so one instance serves the module and the checks are few.
+"""
+
+import functools
+import os
+
+import numpy as np
+import pytest
+from _vector_envs import counter, counter_failing_in_env_2
+
+import pufferlib.vector
+from pufferlib.environments import ocean
+
+ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra: pip install 'pufferlib[ray]'")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    here = os.path.dirname(os.path.abspath(__file__))  # the actors import _vector_envs from here
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    yield
+    ray.shutdown()
+
+
+def trace(backend, name, **kwargs):
+    rng = np.random.default_rng(0)
+    creator = functools.partial(ocean.make_env, name)
+    out = []
+    with pufferlib.vector.make(creator, backend=backend, num_envs=2, seed=4, **kwargs) as vecenv:
+        vecenv.async_reset()
+        space = vecenv.single_action_space
+        for _ in range(7):
+            out += [a.copy() for a in vecenv.recv() if isinstance(a, np.ndarray)]  # with ids and masks
+            vecenv.send(rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, len(space.nvec))))
+    return out
+
+
+@pytest.mark.parametrize("name", ["spaces", "multiagent"])
+def test_same_traces_as_serial(name):
+    for a, b in zip(trace("serial", name), trace("ray", name, num_workers=2), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_async_batches_and_errors():
+    with pufferlib.vector.make(
+        counter, backend="ray", num_envs=4, num_workers=2, batch_size=2, seed=100
+    ) as vecenv:
+        assert not ray.is_initialized() or vecenv._owns_ray is False
+        vecenv.async_reset()
+        seen = set()
+        for _ in range(6):
+            obs, _rewards, _terminals, _truncations, _infos, ids, masks = vecenv.recv()
+            np.testing.assert_array_equal(obs[:, 0], 100 + ids)  # rows match their ids
+            assert sorted(ids.tolist()) in ([0, 1], [2, 3]) and masks.all()
+            seen |= set(ids.tolist())
+            vecenv.send(ids % 4)
+        assert seen == {0, 1, 2, 3}
+    vecenv = pufferlib.vector.make(counter_failing_in_env_2, backend="ray", num_envs=4, num_workers=2, seed=0)
+    vecenv.reset()
+    vecenv.step([0] * 4)
+    vecenv.step([0] * 4)
+    with pytest.raises(pufferlib.vector.WorkerError, match="failed on purpose") as info:
+        vecenv.step([0] * 4)
+    assert info.value.env_id == 2
+    vecenv.close()
