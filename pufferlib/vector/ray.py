@@ -36,6 +36,9 @@ class RayWorker:
         self.buf = allocate(len(creators) * spec[2], spec[0], spec[1])
         self.envs = Envs(creators, args, kwargs, seeds, self.buf, spec, first_env)
 
+    def ready(self) -> bool:
+        return True
+
     def _out(self, infos: list):
         b = self.buf
         return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
@@ -107,6 +110,7 @@ class Ray(VectorEnv):
                 )
             self._pending: dict[Any, int] = {}  # object ref -> worker
             self._sel: list[int] = []
+            self._get([a.ready.remote() for a in self._actors])  # envs built (or their error raised)
         except BaseException:
             self._close()
             raise

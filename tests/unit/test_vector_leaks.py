@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ if __name__ == "__main__":
     vecenv = pufferlib.vector.make(counter, backend="multiprocessing", num_envs=4, num_workers=2)
     vecenv.reset()
     print(json.dumps([p.pid for p in vecenv._procs]), flush=True)
+    sys.stdin.readline()  # the test has seen the workers alive
     mode = {mode!r}
     if mode == "exit":
         sys.exit(0)  # no close(): the interpreter's exit must clean up
@@ -40,10 +42,18 @@ def run(mode: str, method: str, sig: int | None = None):
     code = textwrap.dedent(SCRIPT.format(here=str(HERE), method=method, mode=mode))
     shm_before = shm_entries()
     proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     pids = json.loads(proc.stdout.readline())
     assert all(alive(pid) for pid in pids)
+    proc.stdin.write("go\n")
+    proc.stdin.flush()
+    time_to_step = 0.2 if sig is not None else 0.0
+    time.sleep(time_to_step)  # let a looping script get into its stepping loop
     if sig is not None:
         proc.send_signal(sig)
     proc.wait(timeout=20)
