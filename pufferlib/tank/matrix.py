@@ -30,6 +30,7 @@ import docker
 import requests
 
 from pufferlib.smoke import CHECKS
+from pufferlib.tank.containers import RunSpec, tracked
 from pufferlib.tank.docker_client import TankError, get_client
 from pufferlib.tank.report import Cell, Report, write_all
 
@@ -44,7 +45,6 @@ class Host:
 
     url: str  # "local" for the default engine (DOCKER_HOST or the socket)
     client: docker.DockerClient
-    gpus: bool = False
 
     @classmethod
     def connect(cls, url: str | None) -> Host:
@@ -63,8 +63,7 @@ class Host:
                     "(ssh://user@box, tcp://box:2375), that dockerd runs there, and that "
                     f"`docker -H {url} info` works."
                 ) from exc
-        runtimes = client.info().get("Runtimes", {})
-        return cls(url=url, client=client, gpus="nvidia" in runtimes)
+        return cls(url=url, client=client)
 
 
 @dataclass
@@ -93,18 +92,35 @@ def require_image(host: Host, image: str, variant: str) -> docker.models.images.
         raise TankError(f"image {image} is not on {host.url}. Build it there: {fix}") from None
 
 
+def _spec(plan_image: str, command: list[str], run_id: str, plugins: list[Path], gpus: str) -> RunSpec:
+    return RunSpec(
+        image=plan_image,
+        command=command,
+        gpus=gpus,
+        labels={LABEL: run_id},
+        env={"SDL_VIDEODRIVER": "dummy", **_plugin_env(plugins)},
+        hostname="puffertank-matrix",
+    )
+
+
+@contextlib.contextmanager
+def _container(host: Host, spec: RunSpec, plugins: list[Path]):
+    """A created, removed-at-exit container with the plugins copied in (works on remote daemons too)."""
+    with tracked(host.client, spec, fix=f"puffertank build (on {host.url})") as container:
+        if plugins:
+            host.client.api.put_archive(container.id, "/", _plugin_archive(plugins))
+        yield container
+
+
 def _run_once(host: Host, image: str, command: list[str], run_id: str, plugins: list[Path] = ()) -> str:
     """Run a short command in a labelled container and return its stdout (a TankError on failure)."""
-    container = _create(host, image, command, run_id, plugins, gpus=False)
-    try:
+    with _container(host, _spec(image, command, run_id, plugins, gpus="none"), plugins) as container:
         container.start()
         status = container.wait(timeout=120)
         if status.get("StatusCode") != 0:
             err = container.logs(stdout=False, stderr=True).decode()
             raise TankError(f"`{' '.join(command)}` failed in {image} on {host.url}:\n{_tail(err)}")
         return container.logs(stdout=True, stderr=False).decode()
-    finally:
-        container.remove(force=True)
 
 
 def registered_bindings(host: Host, image: str, run_id: str, plugins: list[Path]) -> list[dict]:
@@ -116,23 +132,6 @@ def _plugin_env(plugins: list[Path]) -> dict[str, str]:
     if not plugins:
         return {}
     return {"PYTHONPATH": PLUGIN_DIR, "PUFFERLIB_PLUGINS": ",".join(p.stem for p in plugins)}
-
-
-def _create(host: Host, image: str, command: list[str], run_id: str, plugins: list[Path], gpus: bool):
-    kwargs = {}
-    if gpus and host.gpus:
-        kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    container = host.client.containers.create(
-        image,
-        command,
-        labels={LABEL: run_id},
-        environment={"SDL_VIDEODRIVER": "dummy", **_plugin_env(plugins)},
-        shm_size="1g",  # torch and our shared-memory vector envs need more than Docker's 64 MB
-        **kwargs,
-    )
-    if plugins:  # copied in rather than bind-mounted, so it works on remote daemons too
-        host.client.api.put_archive(container.id, "/", _plugin_archive(plugins))
-    return container
 
 
 def _plugin_archive(plugins: list[Path]) -> bytes:
@@ -153,8 +152,8 @@ def run_binding(
     start = time.monotonic()
     seen: set[str] = set()
     lines: list[str] = []
-    container = _create(host, plan.image, command, plan.run_id, plan.plugins, gpus=plan.variant == "cuda")
-    try:
+    spec = _spec(plan.image, command, plan.run_id, plan.plugins, "auto" if plan.variant == "cuda" else "none")
+    with _container(host, spec, plan.plugins) as container:
         container.start()
 
         def read() -> None:
@@ -188,21 +187,9 @@ def run_binding(
             why = "not reported by the smoke run"
         for check in CHECKS:
             if check not in seen:
-                on_cell(
-                    Cell(
-                        name,
-                        check,
-                        "fail",
-                        0.0,
-                        f"{why}\n--- last output ---\n{_tail(lines)}",
-                        None,
-                        host.url,
-                    )
-                )
+                detail = f"{why}\n--- last output ---\n{_tail(lines)}"
+                on_cell(Cell(name, check, "fail", 0.0, detail, None, host.url))
         return elapsed
-    finally:
-        with contextlib.suppress(docker.errors.APIError):
-            container.remove(force=True)
 
 
 def _parse(line: str, host: str) -> Cell | None:

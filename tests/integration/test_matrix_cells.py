@@ -1,0 +1,53 @@
+"""The integration matrix itself: one test per registered binding x check, run in the cpu lib image.
+
+The matrix runs once per session (a fresh container per binding, 2 at a time, as `puffertank matrix`
+does); each test then reads its own cell. Its reports land in reports/matrix-tests/ for inspection.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import pufferlib.environments as environments
+from pufferlib.smoke import CHECKS
+from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix
+from pufferlib.tank.report import Report, write_all
+
+REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "matrix-tests"
+BINDINGS = [b.name for b in environments.bindings()]
+
+
+@pytest.fixture(scope="session")
+def matrix_report(docker_client, lib_image) -> Report:
+    host = Host("local", docker_client)
+    plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2)
+    plan.bindings = registered_bindings(host, lib_image, plan.run_id, [])
+    report = run_matrix(plan)
+    paths = write_all(report, REPORT_DIR)
+    counts = report.counts()
+    print(f"\nmatrix: {counts} in {report.wall_seconds:.0f}s; report {paths['html']}")
+    return report
+
+
+def cell(report: Report, env: str, check: str):
+    found = [row for row in report.rows if row.env == env and row.check == check]
+    assert len(found) == 1, f"{env}/{check}: expected one cell, found {len(found)}"
+    return found[0]
+
+
+def test_image_registers_what_the_source_registers(matrix_report):
+    assert sorted({row.env for row in matrix_report.rows}) == sorted(BINDINGS)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("env", BINDINGS)
+def test_cell(matrix_report, env, check):
+    row = cell(matrix_report, env, check)
+    assert row.status != "fail", f"{env} {check} failed:\n{row.detail}"
+    if row.status == "skip":
+        binding = environments.get(env)
+        allowed = {"gpu"} | (set() if binding.smoke.learn else {"learn"})
+        assert check in allowed, f"{env} {check} skipped: {row.detail}"
+        assert row.detail, "a skip must say why"
+    if check in ("step", "serial", "multiprocessing"):
+        assert row.sps and row.sps > 0
