@@ -1,0 +1,59 @@
+"""The doctor's "image vs source" verdict agrees with `puffertank build`: current after a build, stale after
+an edit. Built from a copy of the source under a test namespace (base and envs are reused by content hash,
+only lib is built), so the real tree and the real tags are never touched."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+import docker
+import pytest
+
+from pufferlib.tank.doctor import stage_freshness
+from pufferlib.tank.images import STAGES, BuildOptions, build_chain
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+NAMESPACE = "puffertank-test-doctor"
+
+
+def _copy_source(dest: Path) -> None:
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl")
+    for name in ("Dockerfile.base", "Dockerfile.envs", "Dockerfile.lib", "pyproject.toml", "README.md"):
+        if (REPO / name).is_file():
+            shutil.copy2(REPO / name, dest / name)
+    shutil.copytree(REPO / "docker", dest / "docker", ignore=skip)
+    shutil.copytree(REPO / "pufferlib", dest / "pufferlib", ignore=skip)
+
+
+@pytest.fixture
+def test_chain(docker_client: docker.DockerClient, image_chain, tmp_path: Path):
+    source = tmp_path / "src"
+    source.mkdir()
+    _copy_source(source)
+    try:
+        chain = build_chain(BuildOptions(variant="cpu", namespace=NAMESPACE, source=source), docker_client)
+        yield chain, source
+    finally:
+        for stage in STAGES:
+            for image in docker_client.images.list(name=f"{NAMESPACE}/{stage}"):
+                for tag in image.tags:
+                    with contextlib.suppress(docker.errors.APIError):
+                        docker_client.images.remove(tag)
+
+
+def test_freshness_follows_the_source(docker_client: docker.DockerClient, test_chain) -> None:
+    chain, source = test_chain
+    assert chain.stages["envs"].status == "reused", (
+        "envs should come from the session's chain by content hash"
+    )
+    for stage in ("envs", "lib"):
+        assert stage_freshness(docker_client, "cpu", stage, NAMESPACE, source) == "current", stage
+    with (source / "pufferlib" / "__init__.py").open("a") as f:
+        f.write("\n# an edit after the build\n")
+    assert stage_freshness(docker_client, "cpu", "lib", NAMESPACE, source) == "stale"
+    assert stage_freshness(docker_client, "cpu", "envs", NAMESPACE, source) == "current"  # lib-only change
+    assert stage_freshness(docker_client, "cpu", "base", NAMESPACE, source) is None  # no verdict for base
