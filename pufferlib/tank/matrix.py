@@ -30,7 +30,7 @@ import docker
 import requests
 
 from pufferlib.smoke import CHECKS
-from pufferlib.tank.containers import RunSpec, tracked
+from pufferlib.tank.containers import RunSpec, nvidia_runtime_available, tracked
 from pufferlib.tank.docker_client import TankError, get_client
 from pufferlib.tank.report import Cell, Report, write_all
 
@@ -443,7 +443,7 @@ def main(args: argparse.Namespace) -> int:
     hosts = [Host.connect(url) for url in (args.host or ["local"])]
     variant = args.variant
     if variant == "auto":
-        variant = "cuda" if hosts[0].gpus else "cpu"
+        variant = "cuda" if nvidia_runtime_available(hosts[0].client) else "cpu"
     image = args.image or image_name(variant)
     for host in hosts:
         require_image(host, image, variant)

@@ -1,0 +1,50 @@
+"""`puffertank matrix` as a user runs it: bad input is explained, Ctrl-C leaves nothing behind."""
+
+import signal
+import subprocess
+import sys
+import time
+
+from pufferlib.tank.matrix import LABEL
+
+PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
+
+
+def run(*args, timeout=120):
+    return subprocess.run([*PUFFERTANK, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_no_matching_binding(lib_image):
+    out = run("matrix", "--image", lib_image, "--env", "nosuchfamily/*")
+    assert out.returncode == 1
+    assert "no binding matches nosuchfamily/*" in out.stderr and "puffer envs" in out.stderr
+
+
+def test_missing_image_names_the_fix(docker_client):
+    out = run("matrix", "--image", "puffertank/lib:no-such-tag", "--variant", "cpu")
+    assert out.returncode == 1
+    assert "puffertank/lib:no-such-tag" in out.stderr and "puffertank build --variant cpu" in out.stderr
+
+
+def test_bad_jobs_and_plugin(tmp_path):
+    assert "--jobs must be >= 1" in run("matrix", "--jobs", "0").stderr
+    assert "not a .py file" in run("matrix", "--plugin", str(tmp_path / "nope.txt")).stderr
+
+
+def test_ctrl_c_removes_the_containers(docker_client, lib_image):
+    proc = subprocess.Popen(
+        [*PUFFERTANK, "matrix", "--image", lib_image, "--variant", "cpu", "--env", "ocean/*", "--jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not docker_client.containers.list(filters={"label": LABEL}):
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "no matrix container started within 120 s"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=90)
+    assert proc.returncode == 130, out
+    assert "interrupted" in out
+    assert docker_client.containers.list(all=True, filters={"label": LABEL}) == []
