@@ -1,0 +1,179 @@
+"""Integration tests on the real Docker engine and the real image chain. Shared fixtures:
+
+docker_client  (session) a connected Docker SDK client; the session fails with the fix when no engine answers.
+image_chain    (session) builds the cpu chain base -> envs -> lib once per session with `puffertank build`'s
+               own code (pufferlib.tank.images.build_chain), or reuses it when its inputs are unchanged (a
+               few seconds); returns a SessionChain: .result (the ChainResult: tags, content-hash tags, image
+               ids, what was built) and .image(stage), a session tag. Cold, on 2 cores: about 4 minutes; it
+               takes the machine-wide build lock, so concurrent sessions wait instead of building twice.
+lib_image      (session) a tag of the cpu lib image that stays valid for the whole session
+               (puffertank-session/lib:<session id>), even if someone rebuilds puffertank/lib:cpu meanwhile.
+container      (function) a TrackedContainer (docker-stacks style): run_and_wait(...) / run_detached(...)
+               start containers labelled puffertank.test=<session id>; all of them are removed when the
+               test ends, pass or fail. A session finalizer removes any container with the session's label.
+               Pass image=... per call, or use:
+lib_container  (function) the same, with lib_image as the default image.
+
+Tests that use image_chain / lib_image get a longer pytest timeout (the first one may build the chain).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
+
+from pufferlib.tank.images import BuildOptions, ChainResult, build_chain  # noqa: E402
+
+TEST_LABEL = "puffertank.test"
+SESSION_ID = uuid.uuid4().hex[:12]
+CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if {"image_chain", "lib_image", "lib_container"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.timeout(CHAIN_TIMEOUT))
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[docker.DockerClient]:
+    try:
+        client = docker.from_env(timeout=900)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        pytest.fail(
+            f"integration tests need a running Docker engine ({exc}). Fix: start dockerd "
+            "(bash tests/run.sh does) or set DOCKER_HOST."
+        )
+    yield client
+    for leftover in client.containers.list(all=True, filters={"label": f"{TEST_LABEL}={SESSION_ID}"}):
+        with contextlib.suppress(docker.errors.APIError):
+            leftover.remove(force=True)
+    client.close()
+
+
+@dataclass
+class SessionChain:
+    """The cpu chain as this session built or found it. `images` are session tags
+    (puffertank-session/<stage>:<session id>): they keep the images alive for the session even when someone
+    rebuilds the chain meanwhile (other people edit pufferlib/ in the same tree, and a rebuild untags the
+    superseded content-hash tags)."""
+
+    result: ChainResult
+    images: dict[str, str]
+    tags_at_build: dict[str, list[str]]
+
+    def image(self, stage: str = "lib") -> str:
+        return self.images[stage]
+
+
+@pytest.fixture(scope="session")
+def image_chain(docker_client: docker.DockerClient) -> Iterator[SessionChain]:
+    start = time.monotonic()
+    result = build_chain(BuildOptions(variant="cpu"), docker_client)
+    images, tags = {}, {}
+    for stage, built in result.stages.items():
+        image = docker_client.images.get(built.image_id)
+        tags[stage] = list(image.tags)
+        images[stage] = f"puffertank-session/{stage}:{SESSION_ID}"
+        image.tag(f"puffertank-session/{stage}", SESSION_ID)
+    built = [n for n, r in result.stages.items() if r.status == "built"]
+    print(f"\nimage_chain: cpu chain ready in {time.monotonic() - start:.1f} s (built: {built or 'nothing'})")
+    yield SessionChain(result, images, tags)
+    for tag in images.values():
+        with contextlib.suppress(docker.errors.APIError):
+            docker_client.images.remove(tag)
+
+
+@pytest.fixture(scope="session")
+def lib_image(image_chain: SessionChain) -> str:
+    return image_chain.image("lib")
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return f"exit {self.exit_code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+class TrackedContainer:
+    """Starts containers for one test and removes every one of them afterwards.
+
+    `image` is the default image; keyword arguments go to docker's containers.run/create (user, environment,
+    network_mode, shm_size, ...). Every container gets the labels puffertank.test=<session id> and
+    puffertank.managed=1.
+    """
+
+    def __init__(self, client: docker.DockerClient, image: str | None = None) -> None:
+        self.client = client
+        self.image = image
+        self.started: list[docker.models.containers.Container] = []
+
+    def _kwargs(self, kwargs: dict) -> dict:
+        labels = {TEST_LABEL: SESSION_ID, "puffertank.managed": "1", **kwargs.pop("labels", {})}
+        image = kwargs.pop("image", None) or self.image
+        if image is None:
+            raise ValueError("TrackedContainer: no image given")
+        return {"image": image, "labels": labels, **kwargs}
+
+    def run_detached(
+        self, command: list[str] | str | None = None, **kwargs
+    ) -> docker.models.containers.Container:
+        container = self.client.containers.run(command=command, detach=True, **self._kwargs(kwargs))
+        self.started.append(container)
+        return container
+
+    def run_and_wait(
+        self,
+        command: list[str] | str | None = None,
+        *,
+        timeout: float = 120,
+        expect: int | None = 0,
+        **kwargs,
+    ) -> Result:
+        """Run to completion; fail the test on a timeout or (with expect set) another exit code."""
+        container = self.run_detached(command, **kwargs)
+        try:
+            code = int(container.wait(timeout=timeout).get("StatusCode", -1))
+        except Exception as exc:  # requests' ReadTimeout
+            container.kill()
+            pytest.fail(f"{command!r} in {container.image.tags or container.image.id} timed out ({exc})")
+        result = Result(
+            code,
+            container.logs(stdout=True, stderr=False).decode(errors="replace"),
+            container.logs(stdout=False, stderr=True).decode(errors="replace"),
+        )
+        if expect is not None:
+            assert code == expect, f"{command!r} exited {code}, expected {expect}\n{result}"
+        return result
+
+    def remove_all(self) -> None:
+        for container in self.started:
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
+        self.started.clear()
+
+
+@pytest.fixture
+def container(docker_client: docker.DockerClient) -> Iterator[TrackedContainer]:
+    tracked = TrackedContainer(docker_client)
+    yield tracked
+    tracked.remove_all()
+
+
+@pytest.fixture
+def lib_container(docker_client: docker.DockerClient, lib_image: str) -> Iterator[TrackedContainer]:
+    tracked = TrackedContainer(docker_client, lib_image)
+    yield tracked
+    tracked.remove_all()

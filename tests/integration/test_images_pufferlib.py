@@ -1,0 +1,26 @@
+"""pufferlib in the lib image: the checkout's version, imports beside torch, every environment available."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_pufferlib_and_torch_import_together(lib_container):
+    out = lib_container.run_and_wait(
+        ["python", "-c", "import pufferlib, torch, importlib.metadata as m; print(m.version('pufferlib'))"]
+    ).stdout
+    assert out.strip() == tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_puffer_envs_lists_only_available_environments(lib_container):
+    envs = json.loads(lib_container.run_and_wait(["puffer", "envs", "--json"]).stdout)
+    assert envs, "no environments registered"
+    assert [e["name"] for e in envs if not e["available"]] == []

@@ -1,0 +1,69 @@
+"""The cpu variant's torch: the pinned version, CPU build, and shared memory sized for its multiprocessing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docker
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def pinned_torch() -> str:
+    text = (REPO / "docker/constraints/base.txt").read_text()
+    return re.search(r"^torch==(\S+)", text, re.M).group(1)
+
+
+def test_torch_is_the_pinned_cpu_build(lib_container):
+    out = lib_container.run_and_wait(
+        ["python", "-c", "import json, torch; print(json.dumps([torch.__version__, torch.version.cuda]))"]
+    ).stdout
+    assert json.loads(out) == [f"{pinned_torch()}+cpu", None]
+
+
+# spawn (not fork: a forked child of a process with torch's thread pool can hang) needs a script file.
+SHARE = """
+import torch, torch.multiprocessing as mp
+def fill(t): t.fill_(7)
+if __name__ == "__main__":
+    t = torch.zeros(48 * 2**20).share_memory_()   # 192 MB in /dev/shm: three times Docker's default 64 MB
+    p = mp.get_context("spawn").Process(target=fill, args=(t,)); p.start(); p.join()
+    print(p.exitcode, float(t[-1]))
+"""
+
+
+def test_shared_memory_fits_torch_multiprocessing(docker_client, lib_image):
+    """With the /dev/shm size `puffertank run` gives by default, a 192 MB shared tensor works."""
+    from pufferlib.tank.containers import RunSpec, default_shm_size, run_captured
+
+    spec = RunSpec(
+        lib_image,
+        ["sh", "-c", 'printf "%s" "$SHARE" > /tmp/share.py && python /tmp/share.py'],
+        gpus="none",
+        timeout=120,
+        env={"SHARE": SHARE},
+    )
+    result = run_captured(docker_client, spec)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["0", "7.0"], (default_shm_size(docker_client), result.stderr)
+
+
+def test_dockers_default_shm_is_too_small_for_that(docker_client, lib_image):
+    """The control: the same script fails with Docker's 64 MB default, so the check above means something."""
+    from pufferlib.tank.containers import RunSpec, run_captured
+
+    spec = RunSpec(
+        lib_image,
+        ["sh", "-c", 'printf "%s" "$SHARE" > /tmp/share.py && python /tmp/share.py'],
+        gpus="none",
+        timeout=120,
+        shm_size="64m",
+        env={"SHARE": SHARE},
+    )
+    result = run_captured(docker_client, spec)
+    assert result.exit_code != 0, result.stdout
+    assert "No space left on device" in result.stderr, result.stderr
