@@ -62,7 +62,7 @@ class NLESeeding(gymnasium.Wrapper):
 
         layout = getattr(env, "minigrid_env", None)
         if layout is not None:
-            # MiniHack's MiniGrid-based levels (MultiRoom, LavaCrossing, ...) draw their layout from
+            # MiniHack's MiniGrid-based levels (MultiRoom, ...) draw their layout from
             # a MiniGrid env, and their seed() calls MiniGrid's removed seed(): seed it directly.
             layout.reset(seed=core % 2**32)
         NLE.seed(env, core, disp, reseed=False)
@@ -78,12 +78,9 @@ def make_nle(
     **kwargs: Any,
 ) -> PufferEnv:
     """An NLE-based env (NetHack task or MiniHack level) by gymnasium id, seeded and emulated."""
+    kwargs.setdefault("render_mode", "ansi")  # NLE's default, "human", prints to stdout on render()
     env = gymnasium.make(
-        name,
-        observation_keys=tuple(observation_keys),
-        fix_moon_phase=fix_moon_phase,
-        render_mode="ansi",  # NLE's default, "human", prints to stdout on render()
-        **kwargs,
+        name, observation_keys=tuple(observation_keys), fix_moon_phase=fix_moon_phase, **kwargs
     )
     return GymnasiumPufferEnv(env=NLESeeding(env) if seeded else env, buf=buf, seed=seed)
 

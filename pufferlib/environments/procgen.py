@@ -102,6 +102,7 @@ class Procgen(PufferEnv):
             num_threads=num_threads,
             **kwargs,
         )
+        self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._returns = np.zeros(self.num_agents, dtype=np.float64)
         self._lengths = np.zeros(self.num_agents, dtype=np.int64)
@@ -113,6 +114,7 @@ class Procgen(PufferEnv):
         """A fresh set of games. gym3 games cannot be reset from outside, so reset() rebuilds (~1 ms)."""
         if self._env is not None:
             self._env.close()
+            self._env = None
         rand_seed = int(self._rng.integers(2**31 - 1))
         try:
             self._env = _gym3_class()(num=self.num_agents, rand_seed=rand_seed, **self._options)
@@ -120,6 +122,8 @@ class Procgen(PufferEnv):
             raise ValueError(f"procgen/{self.name}: invalid options {self._options}: {e}") from e
 
     def reset(self, seed: int | None = None):
+        if seed is None and not self._started:
+            seed = self._seed  # so that Procgen(seed=s).reset() == Procgen().reset(seed=s)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._build()

@@ -1,5 +1,7 @@
 """Atari bindings: ALE's native preprocessing as a multi-env PufferEnv, episodic life, clipping, seeds."""
 
+import os
+
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
@@ -59,7 +61,7 @@ def test_episodic_life_clipped_rewards_and_whole_game_scores():
         clipped_env.reset()
         raw_env.reset()
         score, life_losses, games = 0.0, 0, []
-        for _ in range(1500):
+        for _ in range(800):
             action = rng.integers(0, 4, size=1)
             _, clipped, terminals, _, infos = clipped_env.step(action)
             _, raw, _, _, _ = raw_env.step(action)
@@ -70,7 +72,7 @@ def test_episodic_life_clipped_rewards_and_whole_game_scores():
                 assert info["episode_return"] == score
                 score = 0.0
             games += infos
-        assert games, "no breakout game ended in 1500 random steps"
+        assert games, "no breakout game ended in 800 random steps"
         assert life_losses >= 5 * len(games)  # a terminal per lost life, an info per finished game
     finally:
         clipped_env.close()
@@ -82,9 +84,9 @@ def test_without_episodic_life_only_game_over_is_terminal():
     rng = np.random.default_rng(0)
     try:
         env.reset()
-        for _ in range(1500):
+        for _ in range(800):
             _, _, terminals, _, infos = env.step(rng.integers(0, 4, size=1))
-            assert terminals.sum() == len(infos)  # no time limit is reached in 1500 steps
+            assert terminals.sum() == len(infos)  # no time limit is reached in 800 steps
     finally:
         env.close()
 
@@ -108,3 +110,17 @@ def test_bad_arguments_are_named():
     with pytest.raises(APIUsageError, match=r"1 integers in \[0, 6\)"):
         env.step(np.array([6]))
     env.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
+def test_close_stops_the_worker_threads():
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    env = environments.make("atari/pong", num_envs=4, num_threads=2)
+    env.reset(seed=0)
+    env.step(np.zeros(4, np.int64))
+    assert threads() > before
+    env.close()
+    assert threads() == before

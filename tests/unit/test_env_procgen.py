@@ -1,5 +1,7 @@
 """Procgen bindings: the gym3 adapter as a native multi-env PufferEnv (spaces, episodes, levels, seeds)."""
 
+import os
+
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
@@ -98,3 +100,17 @@ def test_bad_arguments_are_named():
     with pytest.raises(APIUsageError, match=r"2 integers in \[0, 15\)"):
         env.step(np.array([0, 15]))
     env.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through /proc (Linux)")
+def test_close_stops_the_worker_threads():
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    env = environments.make("procgen/coinrun", num_envs=4, num_threads=2)
+    env.reset(seed=0)
+    env.step(np.zeros(4, np.int64))
+    assert threads() > before
+    env.close()
+    assert threads() == before
