@@ -60,6 +60,7 @@ class Squared(gymnasium.Env):
         if self.grid[tuple(self.pos)] == 1:
             reward = 1.0 / self.num_targets
             self.hits += 1
+            self.grid[tuple(self.pos)] = 0  # the target is used up
             self.pos = np.array([self.center, self.center])
         self.grid[tuple(self.pos)] = -1
         terminated = self.hits == self.num_targets
