@@ -10,6 +10,7 @@ import sys
 COMMAND_MODULES = (
     "pufferlib.environments.cli",
     "pufferlib.smoke",
+    "pufferlib.train.cli",
     "pufferlib.bench",
 )
 

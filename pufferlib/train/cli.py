@@ -1,0 +1,98 @@
+"""`puffer train ENV [--section.key value ...]` and `puffer eval ENV --checkpoint PATH`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+TRAIN_EPILOG = """\
+Every config value can be overridden: --train.learning-rate 3e-4 --vec.num-envs 16 --train.compile
+(dashes or underscores; --section.key=value works too). Defaults come from
+pufferlib/train/config/default.toml, then <family>.toml, then <family>.<env>.toml;
+--print-config shows the result for ENV. Sections: train, vec, rnn (fixed keys), policy and env
+(keyword arguments of the policy class and the environment).
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train",
+        help="train a policy with PPO (e.g. puffer train ocean/squared)",
+        epilog=TRAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("env", help="environment binding, e.g. ocean/squared (see `puffer envs`)")
+    p.add_argument("--json", action="store_true", help="print only the summary, as one JSON line")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config as TOML and exit")
+    p.add_argument("--no-dashboard", action="store_true", help="no live dashboard even on a terminal")
+    p.set_defaults(func=run_train, accepts_overrides=True)
+
+    e = sub.add_parser("eval", help="run a checkpoint and print its mean return")
+    e.add_argument("env", help="environment binding the checkpoint was trained on")
+    e.add_argument("--checkpoint", required=True, help="a model_*.pt file written by `puffer train`")
+    e.add_argument("--episodes", type=int, default=100, help="episodes to average over (default 100)")
+    e.add_argument("--deterministic", action="store_true", help="take the most likely action, not a sample")
+    e.add_argument("--json", action="store_true", help="print only the result, as one JSON line")
+    e.set_defaults(func=run_eval, accepts_overrides=True)
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    """Errors that are the user's to fix: printed as one line, without a traceback."""
+    from pufferlib import APIUsageError, EnvironmentSetupError
+    from pufferlib.environments import UnknownEnvironmentError
+    from pufferlib.train.config import ConfigError
+
+    return (ConfigError, UnknownEnvironmentError, EnvironmentSetupError, APIUsageError)
+
+
+def _fail(command: str, error: Exception) -> int:
+    print(f"puffer {command}: error: {error}", file=sys.stderr)
+    return 2
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from pufferlib.train import config as configuration
+
+    try:
+        import pufferlib.environments as envs
+
+        envs.get(args.env)
+        cfg = configuration.load(args.env, args.overrides)
+    except _errors() as e:
+        return _fail("train", e)
+    if args.print_config:
+        print(configuration.to_toml(cfg), end="")
+        return 0
+
+    from pufferlib.train import run
+
+    dashboard = not args.json and not args.no_dashboard and sys.stdout.isatty()
+    try:
+        summary = run(args.env, cfg, dashboard=dashboard)
+    except _errors() as e:
+        return _fail("train", e)
+    _report(summary, args.json, "training summary")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from pufferlib.train import evaluate
+    from pufferlib.train.checkpoint import CheckpointError
+
+    try:
+        result = evaluate(args.env, args.checkpoint, args.episodes, args.overrides, args.deterministic)
+    except (*_errors(), CheckpointError, TimeoutError) as e:
+        return _fail("eval", e)
+    _report(result, args.json, "evaluation")
+    return 0
+
+
+def _report(summary: dict[str, Any], as_json: bool, title: str) -> None:
+    if as_json:
+        print(json.dumps(summary), flush=True)
+        return
+    from pufferlib.train.dashboard import print_summary
+
+    print_summary(summary, title)

@@ -1,0 +1,214 @@
+"""Training configuration: TOML defaults per environment, then command-line overrides.
+
+For env `family/name` the layers are, later winning:
+
+    config/default.toml -> config/<family>.toml -> config/<family>.<name>.toml -> overrides
+
+A config is a dict of sections (`train`, `vec`, `rnn`, `policy`, `env`) of dicts. The keys of
+`train`, `vec` and `rnn` are fixed by default.toml, and every value must keep its default's type:
+a typo or a bad value is an error that names the key and what would work. `policy` and `env` are
+free-form keyword arguments of the policy class and the environment.
+
+Overrides come as `--section.key value` tokens from the command line (dashes or underscores,
+`--section.key=value` too, a bare `--train.compile` means true) or as a dict for the Python API:
+`{"train.learning_rate": 3e-4}` or `{"train": {"learning_rate": 3e-4}}`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any
+
+CONFIG_DIR = Path(__file__).parent / "config"
+OPEN_SECTIONS = ("policy", "env")
+CHOICES = {("vec", "backend"): ("native", "serial", "multiprocessing", "ray")}
+TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+Config = dict[str, dict[str, Any]]
+
+
+class ConfigError(ValueError):
+    """A config file or override names an unknown key or holds a value of the wrong type."""
+
+
+def config_files(env_name: str) -> list[Path]:
+    """The files that configure `env_name`, most general first (only those that exist)."""
+    family, _, name = env_name.partition("/")
+    candidates = [
+        CONFIG_DIR / "default.toml",
+        CONFIG_DIR / f"{family}.toml",
+        CONFIG_DIR / f"{family}.{name}.toml",
+    ]
+    return [path for path in candidates if path.is_file()]
+
+
+def defaults() -> Config:
+    with open(CONFIG_DIR / "default.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def load(env_name: str, overrides: dict[str, Any] | list[str] | None = None) -> Config:
+    """The resolved config of `env_name`: its files, then `overrides` (dict or CLI tokens)."""
+    cfg = defaults()
+    for path in config_files(env_name)[1:]:
+        with open(path, "rb") as f:
+            layer = tomllib.load(f)
+        for section, values in layer.items():
+            if not isinstance(values, dict):
+                raise ConfigError(f"{path}: top-level key {section!r} must be a [section]")
+            for key, value in values.items():
+                set_value(cfg, section, key, value, source=str(path))
+    if isinstance(overrides, list):
+        overrides = parse_args(overrides)
+    for dotted, value in flatten(overrides or {}).items():
+        section, _, key = dotted.partition(".")
+        set_value(cfg, section, key, value, source=f"--{dotted}")
+    return cfg
+
+
+def flatten(overrides: dict[str, Any]) -> dict[str, Any]:
+    """{"train": {"a": 1}, "vec.b": 2} -> {"train.a": 1, "vec.b": 2}."""
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            out.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def parse_args(tokens: list[str]) -> dict[str, str | bool]:
+    """['--train.learning-rate', '3e-4', '--train.compile'] -> {'train.learning_rate': '3e-4', ...}."""
+    out: dict[str, str | bool] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--") or "." not in token:
+            raise ConfigError(
+                f"unexpected argument {token!r}: overrides look like --section.key value "
+                "(e.g. --train.learning-rate 3e-4)"
+            )
+        name, eq, value = token[2:].partition("=")
+        name = name.replace("-", "_")
+        if eq:
+            out[name] = value
+        elif i + 1 < len(tokens) and not _is_option(tokens[i + 1]):
+            out[name] = tokens[i + 1]
+            i += 1
+        else:
+            out[name] = True  # a bare flag: only valid for booleans (checked by set_value)
+        i += 1
+    return out
+
+
+def _is_option(token: str) -> bool:
+    """'--x' is an option; '-1e-3' is a (negative) value."""
+    if not token.startswith("-"):
+        return False
+    try:
+        float(token)
+        return False
+    except ValueError:
+        return True
+
+
+def set_value(cfg: Config, section: str, key: str, value: Any, source: str) -> None:
+    """Set cfg[section][key] = value converted to the default's type, or raise ConfigError."""
+    key = key.replace("-", "_")
+    if section not in cfg:
+        raise ConfigError(f"{source}: unknown section {section!r}; sections: {', '.join(cfg)}")
+    if not key:
+        raise ConfigError(f"{source}: missing key; use --{section}.KEY VALUE")
+    if section in OPEN_SECTIONS:
+        old = cfg[section].get(key)
+        cfg[section][key] = (
+            _literal(value) if old is None else convert(value, old, f"{section}.{key}", source)
+        )
+        return
+    if key not in cfg[section]:
+        close = difflib.get_close_matches(key, list(cfg[section]), n=3)
+        hint = f" Did you mean {', '.join(f'{section}.{c}' for c in close)}?" if close else ""
+        valid = ", ".join(cfg[section])
+        raise ConfigError(f"{source}: unknown key {section}.{key}.{hint} Valid keys in [{section}]: {valid}")
+    new = convert(value, cfg[section][key], f"{section}.{key}", source)
+    choices = CHOICES.get((section, key))
+    if choices and str(new).lower() not in choices:
+        raise ConfigError(f"{source}: {section}.{key} must be one of {', '.join(choices)}, got {new!r}")
+    cfg[section][key] = new.lower() if choices else new
+
+
+def convert(value: Any, default: Any, name: str, source: str) -> Any:
+    """`value` (a string from the command line or a TOML value) as the type of `default`."""
+    kind = type(default).__name__
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in TRUE + FALSE:
+                return value.lower() in TRUE
+            raise ValueError
+        if isinstance(default, int):
+            if isinstance(value, bool):
+                raise ValueError
+            if isinstance(value, str):
+                text = value.replace("_", "").strip()
+                try:
+                    return int(text)
+                except ValueError:
+                    value = float(text)  # "1e6"
+            if float(value).is_integer():
+                return int(value)
+            raise ValueError
+        if isinstance(default, float):
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value.replace("_", "")) if isinstance(value, str) else float(value)
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                raise ValueError
+            return value
+    except (ValueError, TypeError, OverflowError):
+        pass
+    else:
+        return value
+    example = {"bool": "true or false", "int": "an integer like 8 or 1e6", "float": "a number like 3e-4"}
+    hint = " (an option given without a value?)" if value is True else ""
+    raise ConfigError(f"{source}: {name} expects {example.get(kind, kind)}, got {value!r}{hint}")
+
+
+def _literal(value: Any) -> Any:
+    """A command-line string as the TOML value it spells (6 -> int, 0.5 -> float, true -> bool)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return value
+
+
+def to_toml(cfg: Config) -> str:
+    """The config as TOML text (for --print-config and checkpoints' readers)."""
+    lines = []
+    for section, values in cfg.items():
+        lines.append(f"[{section}]")
+        for key, value in values.items():
+            lines.append(f"{key} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def copy_config(cfg: Config) -> Config:
+    return copy.deepcopy(cfg)

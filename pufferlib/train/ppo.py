@@ -1,0 +1,627 @@
+"""PPO (Schulman et al. 2017) as in CleanRL's ppo.py, over PufferLib vector envs.
+
+Read top to bottom: make the envs and the policy, then alternate `collect` (a rollout into
+preallocated tensors), `advantages` (GAE) and `update` (clipped PPO epochs over minibatches).
+
+Rollout layout: every tensor is (rows, steps): one row per agent slot of the vector env
+(N = vecenv.num_agents), one column per step (T = train.num_steps). Row n, column t holds the
+transition (obs, action) -> (reward, terminal, truncation, next obs = column t + 1).
+
+Episode ends. Emulated envs (pufferlib.emulation) deliver the episode's *final* observation with
+terminal/truncation set, and reset on the next send, ignoring the action chosen for it. That row is
+not a real transition ("reset-only"): it is excluded from the loss and the statistics. Its value is
+still useful: on truncation (a time limit, not a true terminal) it bootstraps the return of the
+last real transition. Native envs reset themselves (the observation after a done already starts
+the next episode), so for them a truncation cannot be bootstrapped and counts as a terminal.
+
+Multi-agent padding: rows whose mask is False (agent absent) are excluded from the loss, the
+statistics and the advantage chain.
+
+Async (vec.batch_size < vec.num_envs): each recv returns some slots (env_ids) and each slot fills
+its own row. A slot that completes its T steps before the others is still stepped (the vector env
+needs actions for every slot it returns), but only its latest transition is kept, as column 0 of
+the next rollout. In the synchronous case no transition is lost: the action chosen for the
+observation after the last column is sent before the update, so envs in worker processes step
+while the learner trains, and that transition becomes column 0 of the next rollout.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from torch import nn
+
+import pufferlib
+import pufferlib.environments as envs
+from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
+from pufferlib.models import LSTMWrapper
+from pufferlib.pytorch import default_device, torch_dtype
+from pufferlib.train.checkpoint import save
+from pufferlib.train.config import Config, ConfigError
+
+# ---------------------------------------------------------------------------------------------
+# Environments and policy
+
+
+def make_vecenv(binding: envs.Binding, cfg: Config):
+    """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i)."""
+    import pufferlib.vector
+
+    vec = cfg["vec"]
+    backend = "pufferenv" if vec["backend"] == "native" else vec["backend"]
+    kwargs: dict[str, Any] = {}
+    if backend != "pufferenv":
+        kwargs = {"zero_copy": vec["zero_copy"], "overwork": vec["overwork"]}
+        if vec["num_workers"]:
+            kwargs["num_workers"] = vec["num_workers"]
+        if vec["batch_size"]:
+            kwargs["batch_size"] = vec["batch_size"]
+    return pufferlib.vector.make(
+        binding.env_creator(),
+        env_kwargs=dict(cfg["env"]),
+        backend=backend,
+        num_envs=vec["num_envs"],
+        seed=cfg["train"]["seed"],
+        **kwargs,
+    )
+
+
+def make_policy(binding: envs.Binding, env: pufferlib.PufferEnv, cfg: Config) -> nn.Module:
+    """binding's policy class (+ LSTMWrapper when rnn.enabled) in CleanRL's API."""
+    module = binding.policy_class()(env, **cfg["policy"])
+    if cfg["rnn"]["enabled"]:
+        hidden = getattr(module, "hidden_size", 128)
+        return RecurrentPolicy(LSTMWrapper(env, module, input_size=hidden, hidden_size=hidden))
+    return Policy(module)
+
+
+def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
+    """Per-row shape and dtype of the actions sample_logits returns for a flat action space."""
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return (), torch.int64
+    if isinstance(space, gymnasium.spaces.MultiDiscrete):
+        return (int(np.prod(space.shape)),), torch.int64
+    return tuple(space.shape), torch.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# Rollout storage
+
+
+@dataclass
+class Experience:
+    """Preallocated rollout tensors, (rows, steps) each, plus what bootstraps the last column."""
+
+    obs: torch.Tensor
+    actions: torch.Tensor
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    rewards: torch.Tensor  # outcome of the transition in that column
+    terminals: torch.Tensor
+    truncations: torch.Tensor
+    masks: torch.Tensor  # agent present (False = multi-agent padding)
+    valid: torch.Tensor  # trains: present and not a reset-only row
+    starts: torch.Tensor  # observation begins an episode (LSTM state is zeroed before it)
+    next_values: torch.Tensor  # (rows,) value of the observation after the last column
+    next_masks: torch.Tensor
+    h0: torch.Tensor | None  # LSTM state before each BPTT segment: (rows, steps // bptt, hidden)
+    c0: torch.Tensor | None
+
+    @classmethod
+    def allocate(cls, env, rows: int, steps: int, device: str, hidden: int = 0, bptt: int = 1) -> Experience:
+        obs_space = env.single_observation_space
+        atn_shape, atn_dtype = action_spec(env.single_action_space)
+
+        def zeros(*shape, dtype=torch.float32):
+            return torch.zeros(rows, *shape, dtype=dtype, device=device)
+
+        return cls(
+            obs=zeros(steps, *obs_space.shape, dtype=torch_dtype(obs_space.dtype)),
+            actions=zeros(steps, *atn_shape, dtype=atn_dtype),
+            logprobs=zeros(steps),
+            values=zeros(steps),
+            rewards=zeros(steps),
+            terminals=zeros(steps),
+            truncations=zeros(steps),
+            masks=zeros(steps),
+            valid=zeros(steps, dtype=torch.bool),
+            starts=zeros(steps),
+            next_values=zeros(),
+            next_masks=zeros(),
+            h0=zeros(steps // bptt, hidden) if hidden else None,
+            c0=zeros(steps // bptt, hidden) if hidden else None,
+        )
+
+    def slot(self) -> dict[str, torch.Tensor]:
+        """Storage for one transition per row (the transition in flight between rollouts)."""
+        names = ("obs", "actions", "logprobs", "values", "masks", "valid", "starts")
+        out = {name: torch.zeros_like(getattr(self, name)[:, 0]) for name in names}
+        if self.h0 is not None:
+            out["h0"] = torch.zeros_like(self.h0[:, 0])
+            out["c0"] = torch.zeros_like(self.c0[:, 0])
+        return out
+
+
+@dataclass
+class Runner:
+    """What persists across rollouts: per-slot position, recurrent state, episode-end flags."""
+
+    vecenv: Any
+    agent: nn.Module
+    exp: Experience
+    carry: dict[str, torch.Tensor]
+    device: str
+    bptt: int
+    resets_on_send: bool  # emulated envs: the observation after a done is a final one
+    ptr: np.ndarray  # per row: the column its next observation goes to
+    last_done: np.ndarray
+    last_mask: np.ndarray
+    state: tuple[torch.Tensor, torch.Tensor] | None
+    episode_stats: dict[str, collections.deque]
+    window: int
+    steps: int = 0
+    episodes: int = 0
+
+    @classmethod
+    def create(cls, vecenv: Any, agent: nn.Module, cfg: Config, device: str) -> Runner:
+        """Storage and per-row state for `vecenv`; `agent` is a cleanrl Policy or RecurrentPolicy."""
+        tc = cfg["train"]
+        rows = int(vecenv.num_agents)
+        recurrent = isinstance(agent, RecurrentPolicy)
+        hidden = agent.policy.hidden_size if recurrent else 0
+        bptt = tc["bptt_horizon"] if recurrent else 1
+        exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, hidden, bptt)
+        state = None
+        if recurrent:
+            state = (torch.zeros(rows, hidden, device=device), torch.zeros(rows, hidden, device=device))
+        return cls(
+            vecenv=vecenv,
+            agent=agent,
+            exp=exp,
+            carry=exp.slot(),
+            device=device,
+            bptt=bptt,
+            resets_on_send=vecenv.driver_env.emulated is not None,
+            ptr=np.zeros(rows, dtype=np.int64),
+            last_done=np.ones(rows, dtype=bool),
+            last_mask=np.ones(rows, dtype=bool),
+            state=state,
+            episode_stats={},
+            window=tc["solve_window"],
+        )
+
+    def record(self, infos: list[dict]) -> None:
+        """Episode statistics (return, length, the env's numeric infos) from recv's infos."""
+        for info in infos:
+            if "episode_return" not in info:
+                continue
+            self.episodes += 1
+            for key, value in info.items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    stats = self.episode_stats.get(key)
+                    if stats is None:
+                        stats = self.episode_stats[key] = collections.deque(maxlen=self.window)
+                    stats.append(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Collect: one rollout of T steps per row
+
+
+def collect(run: Runner) -> None:
+    exp, carry, device = run.exp, run.carry, run.device
+    steps = exp.values.shape[1]
+    if run.ptr.min() > steps:  # after a previous rollout: its transitions in flight become column 0
+        for name, value in carry.items():
+            getattr(exp, name)[:, 0] = value
+        run.ptr[:] = 1
+    while run.ptr.min() <= steps:  # a row is complete once its bootstrap observation has arrived
+        obs, rewards, terminals, truncations, infos, env_ids, masks = run.vecenv.recv()
+        ids = np.asarray(env_ids, dtype=np.int64)
+        col = run.ptr[ids]
+        masks = np.array(masks, dtype=bool)  # a copy: the buffer changes on send
+        done = np.asarray(terminals, dtype=bool) | np.asarray(truncations, dtype=bool)
+        run.steps += int(masks.sum())
+        run.record(infos)
+
+        # 1. The outcome of each row's transition in flight (dropped for rows already complete).
+        src, dst = _where((col > 0) & (col <= steps), ids, col - 1, device)
+        if dst is not None:
+            for name, value in (("rewards", rewards), ("terminals", terminals), ("truncations", truncations)):
+                getattr(exp, name)[dst] = torch.from_numpy(np.asarray(value))[src].to(device, torch.float32)
+
+        # 2. Act on the new observations.
+        if run.resets_on_send:  # the observation after a done (or after padding) starts an episode
+            starts_np = run.last_done[ids] | ~run.last_mask[ids]
+            valid = masks & ~done
+        else:  # native: the observation that arrives with the done already starts the next one
+            starts_np = done | ~run.last_mask[ids]
+            valid = masks
+        obs_t = torch.from_numpy(np.asarray(obs)).to(device)
+        starts = torch.from_numpy(starts_np).to(device, torch.float32)
+        with torch.no_grad():
+            if run.state is None:
+                action, logprob, _, value = run.agent.get_action_and_value(obs_t)
+            else:
+                ids_t = torch.from_numpy(ids).to(device)
+                state = (run.state[0][ids_t], run.state[1][ids_t])
+                action, logprob, _, value, (h, c) = run.agent.get_action_and_value(
+                    obs_t, state, starts=starts
+                )
+                run.state[0][ids_t], run.state[1][ids_t] = h, c
+
+        # 3. Store the new transitions (in their column, or as the transitions in flight) before
+        # send: obs is a view of a buffer that the next step overwrites.
+        fields = {
+            "obs": obs_t,
+            "actions": action,
+            "logprobs": logprob,
+            "values": value.reshape(-1),
+            "masks": torch.from_numpy(masks).to(device, torch.float32),
+            "valid": torch.from_numpy(valid).to(device),
+            "starts": starts,
+        }
+        src, dst = _where(col < steps, ids, col, device)
+        if dst is not None:
+            for name, value in fields.items():
+                getattr(exp, name)[dst] = value[src]
+            first = (col < steps) & (col % run.bptt == 0)  # the LSTM state that begins a segment
+            if run.state is not None and first.any():
+                seg_src, seg_dst = _where(first, ids, col // run.bptt, device)
+                exp.h0[seg_dst], exp.c0[seg_dst] = state[0][seg_src], state[1][seg_src]
+        src, dst = _where(col >= steps, ids, np.zeros_like(col), device)
+        if dst is not None:
+            rows = dst[0]
+            for name, value in fields.items():
+                carry[name][rows] = value[src]
+            if run.state is not None:
+                carry["h0"][rows], carry["c0"][rows] = state[0][src], state[1][src]
+            boot_src, boot_dst = _where(col == steps, ids, np.zeros_like(col), device)
+            if boot_dst is not None:
+                exp.next_values[boot_dst[0]] = fields["values"][boot_src]
+                exp.next_masks[boot_dst[0]] = fields["masks"][boot_src]
+        run.ptr[ids] = col + 1
+        run.last_done[ids] = done
+        run.last_mask[ids] = masks
+        run.vecenv.send(_to_env(action, run.vecenv))
+
+
+def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
+    """(source index into the batch, destination (row, column) index) of the rows where `select`
+    holds, or (None, None) if none does. Uses slices when the rows are one contiguous block at one
+    column, which is every synchronous or Serial batch: far cheaper than fancy indexing."""
+    if select.all():
+        src: Any = slice(None)
+    elif select.any():
+        keep = np.flatnonzero(select)
+        src, ids, cols = torch.from_numpy(keep).to(device), ids[keep], cols[keep]
+    else:
+        return None, None
+    if ids[-1] - ids[0] + 1 == len(ids) and (cols == cols[0]).all() and (np.diff(ids) == 1).all():
+        return src, (slice(int(ids[0]), int(ids[-1]) + 1), int(cols[0]))
+    return src, (torch.from_numpy(ids).to(device), torch.from_numpy(cols).to(device))
+
+
+def _to_env(action: torch.Tensor, vecenv: Any) -> np.ndarray:
+    action = action.cpu().numpy()
+    space = vecenv.single_action_space
+    if isinstance(space, gymnasium.spaces.Box):  # the log-prob stays that of the unclipped sample
+        return np.clip(action, space.low, space.high)
+    return action
+
+
+# ---------------------------------------------------------------------------------------------
+# Advantages: GAE over each row
+
+
+def advantages(
+    exp: Experience, gamma: float, gae_lambda: float, bootstrap_truncation: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(advantages, returns). No bootstrap past a true terminal, past padding, or (when
+    `bootstrap_truncation` is False) past a truncation; the GAE chain stops at every episode end."""
+    steps = exp.values.shape[1]
+    adv = torch.zeros_like(exp.values)
+    last = torch.zeros_like(exp.next_values)
+    for t in reversed(range(steps)):
+        if t == steps - 1:
+            next_value, next_mask = exp.next_values, exp.next_masks
+        else:
+            next_value, next_mask = exp.values[:, t + 1], exp.masks[:, t + 1]
+        ended = torch.maximum(exp.terminals[:, t], exp.truncations[:, t])
+        final = exp.terminals[:, t] if bootstrap_truncation else ended
+        delta = exp.rewards[:, t] + gamma * next_value * next_mask * (1 - final) - exp.values[:, t]
+        last = delta + gamma * gae_lambda * next_mask * (1 - ended) * last
+        adv[:, t] = last
+    return adv, adv + exp.values
+
+
+# ---------------------------------------------------------------------------------------------
+# Update: clipped PPO epochs over minibatches
+
+
+def update(
+    agent: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    exp: Experience,
+    adv: torch.Tensor,
+    returns: torch.Tensor,
+    tc: dict[str, Any],
+    recurrent: bool,
+) -> dict[str, float]:
+    rows, steps = exp.values.shape
+    if recurrent:  # minibatches of BPTT segments; invalid rows inside them weigh 0
+        bptt = tc["bptt_horizon"]
+        segs = rows * (steps // bptt)
+
+        def view(x: torch.Tensor) -> torch.Tensor:
+            return x.reshape(segs, bptt, *x.shape[2:])
+
+        data = {
+            "obs": view(exp.obs),
+            "actions": view(exp.actions),
+            "logprobs": view(exp.logprobs),
+            "values": view(exp.values),
+            "adv": view(adv),
+            "returns": view(returns),
+            "weights": view(exp.valid).float(),
+            "starts": view(exp.starts),
+            "h0": exp.h0.reshape(segs, -1),
+            "c0": exp.c0.reshape(segs, -1),
+        }
+        keep = data["weights"].sum(1) > 0
+    else:  # minibatches of valid rows only
+        keep = exp.valid.reshape(-1)
+        flat = {
+            "obs": exp.obs,
+            "actions": exp.actions,
+            "logprobs": exp.logprobs,
+            "values": exp.values,
+            "adv": adv,
+            "returns": returns,
+        }
+        data = {name: x.reshape(rows * steps, *x.shape[2:]) for name, x in flat.items()}
+    data = {name: x[keep] for name, x in data.items()}
+    total = int(keep.sum())
+    if total == 0:
+        return {}
+    minibatch = max(1, total // tc["num_minibatches"])
+
+    stats: dict[str, list[float]] = collections.defaultdict(list)
+    for _epoch in range(tc["update_epochs"]):
+        order = torch.randperm(total, device=exp.values.device)
+        for start in range(0, total - minibatch + 1, minibatch):
+            mb = {name: x[order[start : start + minibatch]] for name, x in data.items()}
+            if recurrent:
+                weights = mb["weights"].reshape(-1)
+                _, newlogprob, entropy, newvalue, _ = agent.get_action_and_value(
+                    mb["obs"],
+                    (mb["h0"], mb["c0"]),
+                    action=mb["actions"].reshape(-1, *mb["actions"].shape[2:]),
+                    starts=mb["starts"],
+                )
+            else:
+                weights = None
+                _, newlogprob, entropy, newvalue = agent.get_action_and_value(mb["obs"], mb["actions"])
+            old_logprob, old_value = mb["logprobs"].reshape(-1), mb["values"].reshape(-1)
+            mb_adv, mb_returns = mb["adv"].reshape(-1), mb["returns"].reshape(-1)
+            newvalue = newvalue.reshape(-1)
+
+            logratio = newlogprob - old_logprob
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = _mean((ratio - 1) - logratio, weights)
+                clipfrac = _mean(((ratio - 1).abs() > tc["clip_coef"]).float(), weights)
+            if tc["norm_adv"]:
+                mean = _mean(mb_adv, weights)
+                std = _mean((mb_adv - mean) ** 2, weights).sqrt()
+                mb_adv = (mb_adv - mean) / (std + 1e-8)
+
+            pg_loss = _mean(
+                torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - tc["clip_coef"], 1 + tc["clip_coef"])),
+                weights,
+            )
+            if tc["clip_vloss"]:
+                clipped = old_value + (newvalue - old_value).clamp(-tc["clip_coef"], tc["clip_coef"])
+                v_loss = 0.5 * _mean(
+                    torch.max((newvalue - mb_returns) ** 2, (clipped - mb_returns) ** 2), weights
+                )
+            else:
+                v_loss = 0.5 * _mean((newvalue - mb_returns) ** 2, weights)
+            entropy_loss = _mean(entropy, weights)
+            loss = pg_loss - tc["ent_coef"] * entropy_loss + tc["vf_coef"] * v_loss
+
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), tc["max_grad_norm"])
+            optimizer.step()
+
+            stats["policy_loss"].append(pg_loss.item())
+            stats["value_loss"].append(v_loss.item())
+            stats["entropy"].append(entropy_loss.item())
+            stats["approx_kl"].append(approx_kl.item())
+            stats["clipfrac"].append(clipfrac.item())
+        if tc["target_kl"] and stats["approx_kl"][-1] > tc["target_kl"]:
+            break
+
+    valid = exp.valid
+    y_pred, y_true = exp.values[valid], returns[valid]
+    var = y_true.var() if y_true.numel() > 1 else torch.tensor(0.0)
+    explained = float("nan") if var == 0 else float(1 - (y_true - y_pred).var() / var)
+    out = {name: float(np.mean(values)) for name, values in stats.items()}
+    out["explained_variance"] = explained
+    return out
+
+
+def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    if weights is None:
+        return x.mean()
+    return (x * weights).sum() / weights.sum().clamp(min=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The training loop
+
+
+def train(
+    env_name: str,
+    cfg: Config,
+    on_update: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict.
+
+    `on_update(progress)` is called after every update (the dashboard uses it).
+    """
+    start = time.perf_counter()
+    tc = cfg["train"]
+    binding = envs.get(env_name)
+    _check(cfg)
+    previous_threads = torch.get_num_threads()
+    if tc["torch_threads"] > 0:
+        torch.set_num_threads(tc["torch_threads"])
+    torch.manual_seed(tc["seed"])
+    np.random.seed(tc["seed"])
+    device = default_device(tc["device"])
+
+    try:
+        vecenv = make_vecenv(binding, cfg)
+    except TypeError as e:  # most often an [env] keyword the environment does not take
+        raise ConfigError(f"{env_name}: could not make the env with [env] {cfg['env']}: {e}") from e
+    try:
+        policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+        agent = policy
+        if tc["compile"]:
+            agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+        optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5)
+        run = Runner.create(vecenv, agent, cfg, device)
+        exp, recurrent = run.exp, run.state is not None
+        run_dir = _run_dir(env_name, tc)
+        checkpoint = None
+        vecenv.async_reset(tc["seed"])
+
+        solved_score = binding.solved
+        reason, update_index, losses, sps = "steps", 0, {}, 0.0
+        while True:
+            if run.steps >= tc["total_timesteps"]:
+                reason = "steps"
+                break
+            if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
+                reason = "time"
+                break
+            update_index += 1
+            if tc["anneal_lr"]:
+                frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
+                optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
+            t0, s0 = time.perf_counter(), run.steps
+            collect(run)
+            mean_return = _window_mean(run, "episode_return")
+            solved = _is_solved(run, solved_score)
+            if solved and tc["stop_when_solved"]:
+                reason = "solved"
+            else:
+                adv, returns = advantages(exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
+                losses = update(agent, optimizer, exp, adv, returns, tc, recurrent)
+            sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
+            if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
+                checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+            if on_update:
+                on_update(
+                    {
+                        "env": env_name,
+                        "update": update_index,
+                        "steps": run.steps,
+                        "total_timesteps": tc["total_timesteps"],
+                        "elapsed": time.perf_counter() - start,
+                        "max_seconds": tc["max_seconds"],
+                        "sps": sps,
+                        "episodes": run.episodes,
+                        "mean_return": mean_return,
+                        "mean_length": _window_mean(run, "episode_length"),
+                        "solved_score": solved_score,
+                        "solved": solved,
+                        "losses": losses,
+                        "env_stats": {
+                            k: float(np.mean(v))
+                            for k, v in run.episode_stats.items()
+                            if k not in ("episode_return", "episode_length") and v
+                        },
+                        "device": device,
+                    }
+                )
+            if reason == "solved":
+                break
+        if run_dir:
+            checkpoint = save(
+                run_dir, env_name, cfg, policy, run.steps, update_index, _window_mean(run, "episode_return")
+            )
+    finally:
+        vecenv.close()
+        torch.set_num_threads(previous_threads)
+
+    seconds = time.perf_counter() - start
+    mean_return = _window_mean(run, "episode_return")
+    return {
+        "env": env_name,
+        "steps": run.steps,
+        "seconds": round(seconds, 3),
+        "sps": round(run.steps / seconds, 1),
+        "mean_return": None if mean_return is None else round(mean_return, 4),
+        "solved": _is_solved(run, solved_score),
+        "solved_score": solved_score,
+        "stop_reason": reason,
+        "episodes": run.episodes,
+        "updates": update_index,
+        "device": device,
+        "seed": tc["seed"],
+        "checkpoint": None if checkpoint is None else str(checkpoint),
+    }
+
+
+def _check(cfg: Config) -> None:
+    """Relations between config values that the per-key checks cannot see."""
+    tc = cfg["train"]
+    positive = (
+        "num_steps",
+        "num_minibatches",
+        "update_epochs",
+        "solve_window",
+        "bptt_horizon",
+        "total_timesteps",
+    )
+    for key in positive:
+        if tc[key] < 1:
+            raise ConfigError(f"train.{key} must be >= 1, got {tc[key]}")
+    if cfg["rnn"]["enabled"] and tc["num_steps"] % tc["bptt_horizon"]:
+        raise ConfigError(
+            f"train.bptt_horizon ({tc['bptt_horizon']}) must divide train.num_steps ({tc['num_steps']}) "
+            "when rnn.enabled"
+        )
+    if cfg["vec"]["num_envs"] < 1:
+        raise ConfigError(f"vec.num_envs must be >= 1, got {cfg['vec']['num_envs']}")
+
+
+def _window_mean(run: Runner, key: str) -> float | None:
+    values = run.episode_stats.get(key)
+    return float(np.mean(values)) if values else None
+
+
+def _is_solved(run: Runner, score: float | None) -> bool:
+    """Solved: the mean return of the last solve_window episodes reaches the env's score."""
+    values = run.episode_stats.get("episode_return")
+    return bool(score is not None and values and len(values) >= run.window and np.mean(values) >= score)
+
+
+def _run_dir(env_name: str, tc: dict[str, Any]) -> Path | None:
+    """checkpoint_dir/<env>-<time>-<pid>, or None when checkpoints are off."""
+    if not tc["checkpoint_dir"]:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(tc["checkpoint_dir"]) / f"{env_name.replace('/', '-')}-{stamp}-{os.getpid()}"
