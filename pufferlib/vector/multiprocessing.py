@@ -58,12 +58,40 @@ STEP, RESET, CLOSE = 1, 2, 3  # command byte (main -> worker)
 BUSY, DONE, INFO, ERROR, READY = 0, 1, 2, 3, 4  # state byte (worker -> main)
 LINE = 64  # control bytes per worker: its own cache line
 
-# How long to poll before blocking in the kernel. A wake-up from a blocking wait costs tens of
-# microseconds, so short waits are spun; beyond that the CPU is worth more to the other processes.
-MAIN_SPIN_S = float(os.environ.get("PUFFER_VEC_MAIN_SPIN_US", "50")) * 1e-6
-WORKER_SPIN_S = float(os.environ.get("PUFFER_VEC_WORKER_SPIN_US", "200")) * 1e-6
-YIELD = os.environ.get("PUFFER_VEC_YIELD", "1") == "1"
+# Polling a semaphore costs ~100 ns; a wake-up from a blocking wait costs tens of microseconds.
+# So a wait spins (yielding the core to whoever else is runnable on it) while recent waits were
+# short, and blocks at once while they were long: the CPU is then worth more to the others.
+SPIN_LIMIT_S = float(os.environ.get("PUFFER_VEC_SPIN_US", "100")) * 1e-6
 POLL_S = 0.1  # while blocked, how often the main process checks that its workers are alive
+
+
+class Waiter:
+    """Acquires one token of a semaphore, spinning or blocking by the running mean of past waits."""
+
+    def __init__(self, sem: Any, limit_s: float = SPIN_LIMIT_S) -> None:
+        self.acquire = sem.acquire
+        self.limit = limit_s
+        self.mean = 0.0
+
+    def wait(self, timeout: float, keep_waiting: Callable[[], Any]) -> bool:
+        """False when keep_waiting() returned False after a timeout (the token was not acquired)."""
+        acquire = self.acquire
+        if acquire(False):
+            self.mean *= 0.75
+            return True
+        start = perf_counter()
+        if self.mean < self.limit:
+            end = start + self.limit
+            while perf_counter() < end:
+                os.sched_yield()
+                if acquire(False):
+                    self.mean = 0.75 * self.mean + 0.25 * (perf_counter() - start)
+                    return True
+        while not acquire(True, timeout):
+            if keep_waiting() is False:
+                return False
+        self.mean = 0.75 * self.mean + 0.25 * (perf_counter() - start)
+        return True
 
 
 class Layout:
@@ -116,7 +144,6 @@ def _worker(
     done: Any,
     conn: Any,
     main_pid: int,
-    spin_s: float,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     parent = os.getppid()
@@ -155,19 +182,11 @@ def _worker(
             pass
         return
     report(READY)
-    acquire = work.acquire
+    waiter = Waiter(work)
     while True:
-        if not acquire(False):
-            end = perf_counter() + spin_s
-            while not acquire(False):
-                if YIELD:
-                    os.sched_yield()
-                if perf_counter() > end:
-                    while not acquire(True, 1.0):
-                        if not main_alive():
-                            envs.close()
-                            return
-                    break
+        if not waiter.wait(1.0, main_alive):
+            envs.close()
+            return
         cmd = ctrl[cmd_at]
         try:
             if cmd == STEP:
@@ -273,6 +292,7 @@ class Multiprocessing(VectorEnv):
         self._ctrl = layout.control(self._raw)
         self._work = [ctx.Semaphore(0) for _ in range(num_workers)]
         self._done = ctx.Semaphore(0)
+        self._waiter = Waiter(self._done)
         pipes = [ctx.Pipe(duplex=False) for _ in range(num_workers)]
         self._conns = [r for r, _ in pipes]
         self._procs: list = []
@@ -314,7 +334,6 @@ class Multiprocessing(VectorEnv):
                     self._done,
                     pipes[w][1],
                     os.getpid(),
-                    WORKER_SPIN_S,
                 ),
             )
             try:
@@ -332,16 +351,7 @@ class Multiprocessing(VectorEnv):
 
     # --- waiting
     def _wait_token(self) -> None:
-        acquire = self._done.acquire
-        if not acquire(False):
-            end = perf_counter() + MAIN_SPIN_S
-            while not acquire(False):
-                if YIELD:
-                    os.sched_yield()
-                if perf_counter() > end:
-                    while not acquire(True, POLL_S):
-                        self._check_alive()
-                    break
+        self._waiter.wait(POLL_S, self._check_alive)
         self._owed -= 1
 
     def _check_alive(self) -> None:
