@@ -10,8 +10,10 @@ description says so.
 Populations: KAZ agents die; PettingZooPufferEnv keeps all four rows and pads the dead ones
 (zero observation, reward 0, mask False). Images: pistonball (457x120x3 per piston, 20 pistons)
 and cooperative pong (280x480x3) are large, so their bindings keep every 2nd / 4th pixel
-(`downsample`, a strided view; 1 gives the full image). pygame needs no screen:
-SDL_VIDEODRIVER=dummy is set unless the caller set it.
+(`downsample`, a strided view; 1 gives the full image). Pistonball's binding uses its discrete
+actions (down/stay/up, `continuous=False`): for continuous ones PettingZoo prints a warning per
+out-of-range action, which an unclipped Gaussian policy produces on most steps.
+pygame needs no screen: SDL_VIDEODRIVER=dummy is set unless the caller set it.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ ALIASES = {
 ENVS: dict[str, tuple[str, dict[str, Any], str]] = {
     "pistonball_v6": (
         "pufferlib.models:Convolutional",
-        {"downsample": 2},
-        "20 pistons push a ball left; 229x60x3 images (every 2nd pixel), continuous actions",
+        {"downsample": 2, "continuous": False},
+        "20 pistons push a ball left; 229x60x3 images (every 2nd pixel), 3 discrete actions",
     ),
     "cooperative_pong_v6": (
         "pufferlib.models:Convolutional",
@@ -126,7 +128,7 @@ def _register(name: str, target: str) -> None:
             policy=policy,
             multiagent=True,
             requires=("pettingzoo", "pygame", "pymunk"),
-            smoke=SmokeSpec(steps=256, seconds=120.0),
+            smoke=SmokeSpec(steps=128 if target == "pistonball_v6" else 256, seconds=120.0),  # 20 pistons
             description=description,
         )
     )
