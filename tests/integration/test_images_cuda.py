@@ -1,0 +1,57 @@
+"""The cuda variant builds: PyPI's CUDA torch, the CUDA compiler, labels. ~5 GB of image and ~2.7 GB of
+download, so it is opt-in: PUFFERTANK_TEST_CUDA=1 pytest -m cuda_build. Removes what it made afterwards
+(images, and the BuildKit cache it filled) unless PUFFERTANK_KEEP_CUDA=1."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from pufferlib.tank.images import STAGES, BuildOptions, build_chain
+
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.slow,
+    pytest.mark.cuda_build,
+    pytest.mark.timeout(3600),
+    pytest.mark.skipif(
+        os.environ.get("PUFFERTANK_TEST_CUDA") != "1", reason="opt in: PUFFERTANK_TEST_CUDA=1"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def cuda_chain(docker_client):
+    free = shutil.disk_usage("/var/lib/docker" if os.path.isdir("/var/lib/docker") else "/").free
+    if free < 20e9:
+        pytest.fail(f"the cuda build needs ~15 GB free for the engine; {free / 1e9:.0f} GB left")
+    chain = build_chain(BuildOptions(variant="cuda"), docker_client)
+    yield chain
+    if os.environ.get("PUFFERTANK_KEEP_CUDA") != "1":
+        for stage in reversed(STAGES):
+            for tag in (chain.stages[stage].hash_tag, chain.stages[stage].tag):
+                docker_client.images.remove(tag)
+        docker_client.api.prune_builds()
+
+
+def test_cuda_images_and_labels(docker_client, cuda_chain, capsys):
+    lib = docker_client.images.get(cuda_chain.tag("lib"))
+    assert lib.labels["puffertank.variant"] == "cuda"
+    assert lib.labels["puffertank.cuda-version"] == "13.0"
+    with capsys.disabled():
+        print(f"\n[budget] cuda lib image: {lib.attrs['Size'] / 1e9:.2f} GB (<= 7 GB)")
+
+
+def test_cuda_torch_and_compiler(container, cuda_chain):
+    script = (
+        "python -c 'import torch, pufferlib; print(torch.__version__, torch.version.cuda)'"
+        " && nvcc --version | tail -n 1"
+        " && python -c 'from torch.utils.cpp_extension import CUDA_HOME; print(CUDA_HOME)'"
+    )
+    out = container.run_and_wait(["sh", "-c", script], image=cuda_chain.hash_tag("lib"), timeout=300).stdout
+    lines = out.splitlines()
+    assert lines[0] == "2.13.0 13.0", out
+    assert "cuda_13.0" in lines[1], out
+    assert lines[2] == "/usr/local/cuda", out
