@@ -1,8 +1,9 @@
 """What every vector backend shares: argument checks, seeds, building envs on buffers, the API facade.
 
-An env creator is called as `creator(*env_args, buf=..., seed=..., **env_kwargs)` when it takes
-`buf` / `seed` (named, or through **kwargs); a creator that returns a raw Gymnasium env or a
-PettingZoo ParallelEnv is wrapped by pufferlib.emulation on the given buffer.
+An env creator is called as `creator(*env_args, buf=..., seed=..., **env_kwargs)` when it names
+`buf` / `seed` parameters (the registry's creators do). A creator that returns a raw Gymnasium
+env or a PettingZoo ParallelEnv is wrapped by pufferlib.emulation on the given buffer; a
+PufferEnv built without `buf` keeps its own buffers and is copied into the batch after each call.
 """
 
 from __future__ import annotations
@@ -200,7 +201,7 @@ def _takes(creator: Callable, name: str) -> bool:
         params = inspect.signature(creator).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return name in params  # named only: a **kwargs creator may forward to gymnasium.make
 
 
 class _CopyThrough(PufferEnv):

@@ -105,3 +105,19 @@ def random_actions(vecenv, rng: np.random.Generator) -> np.ndarray:
     if isinstance(space, gymnasium.spaces.Discrete):
         return rng.integers(0, space.n, size=vecenv.agents_per_batch)
     return rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, *space.nvec.shape))
+
+
+def raw_counter(**kwargs) -> Counter:
+    """A creator of the raw gymnasium env: the vector backends wrap it themselves."""
+    return Counter(**kwargs)
+
+
+def counter_without_buf(**kwargs) -> GymnasiumPufferEnv:
+    """A PufferEnv creator that takes no buf: its rows are copied into the vector's buffer."""
+    return GymnasiumPufferEnv(env=Counter(**kwargs), seed=0)
+
+
+def raw_multiagent():
+    from pufferlib.ocean import Multiagent
+
+    return Multiagent(horizon=3)
