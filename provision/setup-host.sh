@@ -42,7 +42,7 @@ TAILSCALE_AUTHKEY_FILE=""
 TAILSCALE_TAGS=""
 TAILSCALE_HOSTNAME=""
 TARGET_USER="${SUDO_USER:-}"
-VARIANT=cuda
+VARIANT=auto              # cuda when an NVIDIA GPU is on the PCI bus, else cpu
 TORCH_INDEX=""
 IMAGE_LOAD=""
 REPO_DIR=""
@@ -98,7 +98,7 @@ Tailscale:
   --tailscale-version V     pin the tailscale package
 User and image:
   --user NAME               user to add to the docker group (default: \$SUDO_USER)
-  --variant cuda|cpu        image variant to build (default: cuda)
+  --variant auto|cuda|cpu   image variant to build (default: cuda when an NVIDIA GPU is present, else cpu)
   --torch-index URL         torch index for the image build (e.g. https://download.pytorch.org/whl/cu126)
   --image-load FILE         load the image from a 'docker save' tarball instead of building it
   --repo DIR                PufferTank checkout to build from (default: the one holding this script)
@@ -434,7 +434,10 @@ validate_options() {
 	[[ $DRIVER_BRANCH =~ ^(latest|[0-9]{3}(\.[0-9]+){0,2})$ ]] ||
 		die "--driver-branch must be a branch like 580, a version like 580.95.05, or 'latest' (got '$DRIVER_BRANCH')"
 	[[ $DOCKER_SOURCE =~ ^(docker|debian)$ ]] || die "--docker must be docker or debian (got '$DOCKER_SOURCE')"
-	[[ $VARIANT =~ ^(cuda|cpu)$ ]] || die "--variant must be cuda or cpu (got '$VARIANT')"
+	[[ $VARIANT =~ ^(auto|cuda|cpu)$ ]] || die "--variant must be auto, cuda or cpu (got '$VARIANT')"
+	if [[ $VARIANT == auto ]]; then
+		if [[ -n $(nvidia_gpus) ]]; then VARIANT=cuda; else VARIANT=cpu; fi
+	fi
 	if [[ -n $TAILSCALE_TAGS ]]; then
 		local tag
 		IFS=, read -ra tags <<<"$TAILSCALE_TAGS"
@@ -516,7 +519,9 @@ $lines"
 		((STEP_ACTIONS)) && apt_sources_changed
 	fi
 	warn "Debian 12's nvidia-driver is the $DEBIAN_DRIVER_BRANCH branch (CUDA <= 12.2): it cannot run the default cuda image (PyPI torch for CUDA 13 needs driver >= 580). Build the image with --torch-index https://download.pytorch.org/whl/cu126, or use --driver cuda."
-	driver_install nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1
+	# A compute box: no recommends (nvidia-settings and the desktop pieces), but what CUDA and the container
+	# toolkit need. Desktops add: apt-get install nvidia-settings.
+	driver_install --no-recommends nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1 nvidia-persistenced
 }
 
 driver_cuda() {
@@ -547,17 +552,22 @@ driver_cuda() {
 # Install driver packages: for real on a host, download-only in a container (a kernel module cannot be
 # loaded from one, but the run still proves the packages resolve).
 driver_install() {
+	local extra=()
+	if [[ $1 == --no-recommends ]]; then
+		extra=(--no-install-recommends)
+		shift
+	fi
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
 	apt_update
 	if in_container; then
 		warn "running in a container: NVIDIA driver packages are downloaded (resolved), not installed"
-		quiet apt-get install "${APT_OPTS[@]}" --download-only "${missing[@]}"
+		quiet apt-get install "${APT_OPTS[@]}" "${extra[@]}" --download-only "${missing[@]}"
 		if ((!DRY_RUN)); then info "resolved and downloaded: ${missing[*]}"; fi
 		return 0
 	fi
-	act apt-get install "${APT_OPTS[@]}" "${missing[@]}"
+	act apt-get install "${APT_OPTS[@]}" "${extra[@]}" "${missing[@]}"
 	REBOOT_REQUIRED=1
 }
 
@@ -754,7 +764,12 @@ step_image() {
 	if [[ $(readlink /usr/local/bin/puffertank 2>/dev/null) != "$VENV_DIR/bin/puffertank" ]]; then
 		act ln -sfn "$VENV_DIR/bin/puffertank" /usr/local/bin/puffertank
 	fi
-	local build=("$VENV_DIR/bin/puffertank" build --variant "$VARIANT")
+	# The image's user gets the researcher's UID/GID: files in mounted folders stay theirs, and the dev
+	# container has nothing to renumber (so its venv stays writable).
+	local build=("$VENV_DIR/bin/puffertank" build --variant "$VARIANT" --source "$repo")
+	if [[ -n $TARGET_USER && $TARGET_USER != root ]]; then
+		build+=(--uid "$(id -u "$TARGET_USER")" --gid "$(id -g "$TARGET_USER")")
+	fi
 	[[ -n $TORCH_INDEX ]] && build+=(--torch-index "$TORCH_INDEX")
 	act "${build[@]}"
 }
@@ -773,9 +788,11 @@ step_verify() {
 	local image=puffertank/lib:$VARIANT gpu_args=()
 	local probe=(docker run --rm --label puffertank.verify=1)
 	if ((DRY_RUN)); then
-		info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" nvidia-smi -L)"
-		info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" python -c 'import torch; assert torch.cuda.is_available()')"
-		info "would report: OS, Secure Boot, driver vs image CUDA, Docker, NVIDIA runtime, Tailscale, docker group"
+		info "would check: OS, NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, $image, Tailscale, docker group"
+		if [[ $VARIANT == cuda ]]; then
+			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" nvidia-smi -L)"
+			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" python -c 'import torch; assert torch.cuda.is_available()')"
+		fi
 		return 0
 	fi
 	report PASS os "$(os_field PRETTY_NAME), kernel $(uname -r)"
@@ -815,9 +832,9 @@ step_verify() {
 		if ! docker image inspect "$image" >/dev/null 2>&1; then
 			report FAIL image "$image missing" "sudo $0 --only image"
 		else
-			local label cuda
-			label=$(docker image inspect -f '{{json .Config.Labels}}' "$image" 2>/dev/null || true)
-			cuda=$(grep -oE '"[^"]*cuda[^"]*":"[0-9]+\.[0-9]+' <<<"$label" | head -n1 | grep -oE '[0-9]+\.[0-9]+$' || true)
+			local cuda
+			cuda=$(docker image inspect -f '{{index .Config.Labels "puffertank.cuda-version"}}' "$image" 2>/dev/null || true)
+			[[ $cuda =~ ^[0-9]+\.[0-9]+$ ]] || cuda=""
 			report PASS image "$image ${cuda:+(torch for CUDA $cuda)}"
 			if [[ -n $cuda && -n $driver ]]; then
 				local floor full

@@ -32,7 +32,7 @@ def _dry_run(box, *args: str, env: str = "") -> tuple[list[str], int, str]:
 def test_default_plan_covers_every_step_and_changes_nothing(box) -> None:
     changed, rc, plan = _dry_run(
         box,
-        "--user nobody --tailscale-tags tag:gpu,tag:puffertank --tailscale-hostname tank1",
+        "--variant cuda --user nobody --tailscale-tags tag:gpu,tag:puffertank --tailscale-hostname tank1",
         env=f"TS_AUTHKEY={SECRET}",
     )
     assert rc == 0, plan
@@ -50,7 +50,7 @@ def test_default_plan_covers_every_step_and_changes_nothing(box) -> None:
         "tailscale up --auth-key=file:",
         "--ssh --advertise-tags=tag:gpu,tag:puffertank --hostname=tank1 --operator=nobody",
         "usermod -aG docker nobody",
-        "puffertank build --variant cuda",
+        "puffertank build --variant cuda --source /src --uid 65534 --gid 65534",  # the image's user = nobody
         "--gpus all puffertank/lib:cuda nvidia-smi -L",
         "Dry run: ",
         "nothing was changed.",
@@ -75,14 +75,14 @@ def test_debian_choices_plan(box) -> None:
     """Debian's own driver and engine, with a CUDA 12 torch so the 535 driver can run the image."""
     _, rc, plan = _dry_run(
         box,
-        f"--driver debian --docker debian --torch-index {CU126} --skip tailscale",
+        f"--variant cuda --driver debian --docker debian --torch-index {CU126} --skip tailscale",
     )
     assert rc == 0, plan
     assert "would write /etc/apt/sources.list.d/puffertank-debian-nonfree.list" in plan, plan
     assert "bookworm contrib non-free non-free-firmware" in plan, plan
-    assert "nvidia-driver firmware-misc-nonfree" in plan, plan
+    assert "--no-install-recommends --download-only nvidia-driver firmware-misc-nonfree" in plan, plan
     assert re.search(r"apt-get install .* docker\.io", plan), plan
-    assert f"puffertank build --variant cuda --torch-index {CU126}" in plan, plan
+    assert f"puffertank build --variant cuda --source /src --torch-index {CU126}" in plan, plan
     assert "minor-version compatibility" in plan, plan  # 535 runs CUDA 12.6 builds, with a caveat
 
 
@@ -90,3 +90,11 @@ def test_dry_run_needs_no_root(box) -> None:
     res = box.setup("--dry-run", "--only", "base-tools,docker", user="nobody", timeout=60)
     assert res.rc == 0, res
     assert "a dry run only reads the host" in res.out, res
+
+
+def test_variant_follows_the_hardware(box) -> None:
+    """No NVIDIA GPU on the PCI bus (as in this container): the cpu image, and no GPU probes."""
+    _, rc, plan = _dry_run(box, "--only image,verify")
+    assert rc == 0, plan
+    assert "image: puffertank/lib:cpu" in plan and "puffertank build --variant cpu" in plan, plan
+    assert "--gpus all" not in plan, plan

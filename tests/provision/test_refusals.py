@@ -31,14 +31,14 @@ def test_real_run_needs_root(box) -> None:
 
 
 def test_debian_driver_with_cuda13_image_is_refused(box) -> None:
-    res = box.setup("--dry-run", "--driver", "debian", timeout=60)
+    res = box.setup("--dry-run", "--variant", "cuda", "--driver", "debian", timeout=60)
     assert res.rc == 1, res
     for text in ("CUDA 13.0", "driver >= 580", "535", "--torch-index", "--driver cuda"):
         assert text in res.out, f"{text!r} missing from:\n{res.out}"
 
 
 def test_old_cuda_repo_branch_with_cuda13_image_is_refused(box) -> None:
-    res = box.setup("--dry-run", "--driver-branch", "570", timeout=60)
+    res = box.setup("--dry-run", "--variant", "cuda", "--driver-branch", "570", timeout=60)
     assert res.rc == 1, res
     assert "driver/CUDA mismatch" in res.out and "570" in res.out, res
 
