@@ -121,8 +121,15 @@ class DevContainer:
 
 @pytest.fixture(scope="module")
 def devcontainer(docker_client: docker.DockerClient, lib_image: str) -> Iterator[tuple]:
-    if shutil.which("npx") is None:
-        pytest.fail("the Dev Containers CLI needs Node.js: apt-get install nodejs npm")
+    node = shutil.which("node")
+    version = (
+        subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout if node else ""
+    )
+    if not shutil.which("npx") or int(version.lstrip("v").split(".")[0] or 0) < 20:
+        pytest.fail(
+            f"the Dev Containers CLI needs Node.js >= 20 with npx (found: {version.strip() or 'none'}); "
+            "Debian 12's nodejs is 18: install Node 20 (e.g. from NodeSource)"
+        )
     # Not under pytest's tmp folder: that one is private to the user running pytest.
     workdir = Path(tempfile.mkdtemp(prefix="puffertank-devcontainer-"))
     workspace = workdir / "puffertank"

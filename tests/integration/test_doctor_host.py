@@ -74,3 +74,26 @@ def test_probe_containers_are_removed(monkeypatch) -> None:
     assert rc == 124 and "no answer within 2 s" in out
     left = client.containers.list(all=True, filters={"label": "puffertank.purpose=doctor"})
     assert left == [], f"probe containers left behind: {[c.name for c in left]}"
+
+
+def test_gpu_host_facts_turn_warnings_into_failures() -> None:
+    """The same engine, seen as a GPU box (a GPU on the PCI bus): the missing pieces become failures."""
+    client = docker.from_env()
+    info = client.info()
+    if "nvidia" in (info.get("Runtimes") or {}):
+        pytest.skip("this engine has the NVIDIA runtime: the failure paths below do not apply")
+    bare = doctor.Host(client=client, info=info, gpus=["0000:01:00.0"], driver=None, probe=False)
+    driver = doctor.check_driver(bare)
+    assert driver.status == "fail" and "--only nvidia-driver" in driver.fix, driver
+    runtime = doctor.check_runtime(bare)
+    assert runtime.status == "fail" and "nvidia-ctk runtime configure --runtime=docker" in runtime.fix, (
+        runtime
+    )
+    # Debian 12's 535 driver, before any cuda image is built: a warning about the build to come, with the fix.
+    old = doctor.Host(client=client, info=info, gpus=["0000:01:00.0"], driver="535.309.01", probe=False)
+    if client.images.list(name="puffertank/lib", filters={"label": "puffertank.variant=cuda"}):
+        pytest.skip("a cuda image exists here; its label decides the verdict")
+    verdict = doctor.check_driver_vs_cuda(old)
+    assert verdict.status == "warn" and "CUDA 13.0" in verdict.detail, verdict
+    assert "--torch-index https://download.pytorch.org/whl/cu126" in verdict.fix, verdict
+    client.close()
