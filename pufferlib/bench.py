@@ -5,8 +5,10 @@
     puffer bench --workloads perf-0,perf-1000 --num-envs 2 --repeats 5 --json out.json
 
 What is timed: only step calls (send/recv or step) with random actions drawn beforehand, for a
-fixed number of agent steps per workload, after a separate warm-up. Not timed: construction,
-reset, warm-up, close. No policy, no learning: this is simulation throughput, not training SPS.
+fixed number of agent steps per workload, after a separate warm-up; a measurement still running
+after 20 s stops there and reports the rate of the steps it made (only PufferLib 2.0.2 does).
+Not timed: construction, reset, warm-up, close. No policy, no learning: this is simulation
+throughput, not training SPS.
 Every repeat builds every vector env anew, and peers are interleaved within a repeat so that a
 change of machine load hits them alike. Reported: the median over repeats, the spread
 ((max - min) / 2 as a percentage of the median) and every sample in the JSON.
@@ -165,13 +167,20 @@ def _perf_binding(buf=None, seed=0, **kwargs):
 # ------------------------------------------------------------------------------------------ runners
 
 
-def _timed(step, calls: int, warmup: int) -> float:
+CAP_S = 20.0  # a measurement stops here and reports the steps it made (PufferLib 2.0.2 can crawl)
+
+
+def _timed(step, calls: int, warmup: int, cap_s: float) -> tuple[int, float]:
+    """(calls made, seconds): `calls` after `warmup`, unless cap_s runs out first."""
     for k in range(warmup):
         step(k)
     start = time.perf_counter()
+    limit = start + cap_s
     for k in range(calls):
         step(k)
-    return time.perf_counter() - start
+        if k & 15 == 15 and time.perf_counter() > limit:
+            return k + 1, time.perf_counter() - start
+    return calls, time.perf_counter() - start
 
 
 def _actions(space, rows: int, n: int = 64) -> list[np.ndarray]:
@@ -204,8 +213,8 @@ def run_ours(peer: str, work: Workload, num_envs: int, workers: int) -> float:
             recv()
             send(acts[k % 64])
 
-        seconds = _timed(step, calls, max(calls // 10, 10))
-        return calls * vecenv.agents_per_batch / seconds
+        made, seconds = _timed(step, calls, max(calls // 10, 10), CAP_S)
+        return made * vecenv.agents_per_batch / seconds
     finally:
         vecenv.close()
 
@@ -223,8 +232,8 @@ def run_gymnasium(peer: str, work: Workload, num_envs: int, workers: int) -> flo
         def step(k: int) -> None:
             envs.step(acts[k % 64])
 
-        seconds = _timed(step, calls, max(calls // 10, 10))
-        return calls * num_envs / seconds
+        made, seconds = _timed(step, calls, max(calls // 10, 10), CAP_S)
+        return made * num_envs / seconds
     finally:
         envs.close()
 
@@ -252,14 +261,21 @@ if __name__ == "__main__":
     def step(k):
         vec.recv()
         vec.send(acts[k % 64])
-    for k in range(max(calls // 10, 10)):
+    warmup, made = max(calls // 10, 10), calls
+    start = time.perf_counter()
+    for k in range(warmup):  # warm-up, capped too: the main and the workers all busy-wait
         step(k)
+        if time.perf_counter() - start > spec["cap_s"] / 4:
+            break
     start = time.perf_counter()
     for k in range(calls):
         step(k)
+        if k & 15 == 15 and time.perf_counter() - start > spec["cap_s"]:
+            made = k + 1
+            break
     seconds = time.perf_counter() - start
     vec.close()
-    print(json.dumps({"sps": calls * vec.agents_per_batch / seconds, "version": pufferlib.__version__}))
+    print(json.dumps({"sps": made * vec.agents_per_batch / seconds, "version": pufferlib.__version__}))
 """
 
 
@@ -277,6 +293,7 @@ def run_puffer202(peer: str, work: Workload, num_envs: int, workers: int, python
         "workers": workers,
         "batch_size": num_envs // 2 if peer.endswith("async") else num_envs,
         "agent_steps": work.agent_steps,
+        "cap_s": CAP_S,
     }
     with tempfile.TemporaryDirectory() as tmp:  # run outside our tree so `import pufferlib` is 2.0.2
         script = os.path.join(tmp, "peer202.py")
@@ -358,7 +375,7 @@ def _fmt(values: list[float]) -> str:
         return "-"
     med = statistics.median(values)
     spread = (max(values) - min(values)) / 2 / med * 100 if med else 0.0
-    text = f"{med / 1e3:.1f}k" if med < 1e6 else f"{med / 1e6:.2f}M"
+    text = f"{med:,.0f}" if med < 1e4 else f"{med / 1e3:.1f}k" if med < 1e6 else f"{med / 1e6:.2f}M"
     return f"{text} ±{spread:.0f}%"
 
 
