@@ -85,6 +85,9 @@ class _Emulated(PufferEnv):
         if isinstance(self.single_action_space, spaces.MultiDiscrete):
             self._nvec = self.single_action_space.nvec.astype(np.int64)
         self._atn_shape = self.actions.shape
+        self._box_bounds = None
+        if isinstance(atn_space, spaces.Box):
+            self._box_bounds = (atn_space.low, atn_space.high)
 
     def _write(self, row: int, ob: Any) -> None:
         if self.obs_dtype is None:
@@ -133,6 +136,8 @@ class _Emulated(PufferEnv):
         return actions
 
     def _native_action(self, flat: np.ndarray) -> Any:
+        if self._box_bounds is not None:  # Gaussian policies sample outside the box; envs expect inside
+            return np.clip(flat, *self._box_bounds).astype(self._native_atn_space.dtype, copy=False)
         return pspaces.unflatten_action(flat, self._native_atn_space)
 
     def _first_seed(self, seed: int | None) -> int | None:

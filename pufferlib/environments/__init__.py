@@ -3,6 +3,8 @@
     import pufferlib.environments as envs
     env = envs.make("ocean/squared")          # a ready PufferEnv
     envs.get("minigrid/MiniGrid-Empty-8x8-v0").available()
+    envs.bindings()    # the registered set, which the integration matrix exercises
+    envs.catalog()     # every name make() accepts (e.g. all 57 Atari games)
 
 One module per family; importing this package registers them all without importing any
 environment package (those load when an env is made).
@@ -30,6 +32,7 @@ from pufferlib.environments.registry import (
     SmokeSpec,
     UnknownEnvironmentError,
     bindings,
+    catalog,
     get,
     make,
     register,
@@ -50,6 +53,7 @@ __all__ = [
     "SmokeSpec",
     "UnknownEnvironmentError",
     "bindings",
+    "catalog",
     "get",
     "make",
     "register",

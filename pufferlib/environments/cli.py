@@ -10,13 +10,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("envs", help="list registered environment bindings and whether they are installed")
     p.add_argument("--json", action="store_true", help="print a JSON list of bindings")
     p.add_argument("--family", help="only this family (e.g. ocean)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="also the catalogued names that are made on demand (e.g. all 57 Atari games)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     import pufferlib.environments as envs
 
-    rows = [b.to_json() for b in envs.bindings(args.family)]
+    if args.all:
+        rows = [envs.get(name).to_json() for name in envs.catalog(args.family)]
+    else:
+        rows = [b.to_json() for b in envs.bindings(args.family)]
     if args.family and not rows:
         families = sorted({b.family for b in envs.bindings()})
         raise SystemExit(f"puffer envs: no family {args.family!r}; families: {', '.join(families)}")
@@ -30,4 +38,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{r['name']:<{width}}  {kind:<6}  {status}")
     available = sum(r["available"] for r in rows)
     print(f"{available}/{len(rows)} bindings available")
+    if not args.all:
+        extra = len(envs.catalog(args.family)) - len(rows)
+        if extra:
+            print(f"(+{extra} more made on demand: puffer envs --all)")
     return 0

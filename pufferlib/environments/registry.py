@@ -91,6 +91,8 @@ class Binding:
 
 
 _REGISTRY: dict[str, Binding] = {}
+# family -> (every name the family can make, a function that builds the Binding for one of them).
+_CATALOGS: dict[str, tuple[tuple[str, ...], Callable[[str], Binding]]] = {}
 
 
 class UnknownEnvironmentError(LookupError):
@@ -106,21 +108,50 @@ def register(binding: Binding) -> Binding:
     return binding
 
 
+def register_catalog(family: str, names: tuple[str, ...], build: Callable[[str], Binding]) -> None:
+    """Let get()/make() build any of a family's `names` on demand, beyond its registered bindings.
+
+    Families with many near-identical members (57 Atari games, every MiniGrid id) register a
+    representative set, which the integration matrix exercises, and catalog the rest: they share
+    the registered members' code path and are made the same way.
+    """
+    _CATALOGS[family] = (tuple(names), build)
+
+
 def bindings(family: str | None = None) -> list[Binding]:
     """Every registered binding (optionally of one family), sorted by name."""
     return [b for name, b in sorted(_REGISTRY.items()) if family is None or b.family == family]
 
 
+def catalog(family: str | None = None) -> list[str]:
+    """Every name get() accepts: the registered bindings plus the families' catalogs, sorted."""
+    names = set(_REGISTRY)
+    for fam, (members, _) in _CATALOGS.items():
+        names.update(f"{fam}/{member}" for member in members)
+    return sorted(n for n in names if family is None or n.split("/", 1)[0] == family)
+
+
+@functools.cache
+def _catalogued(name: str) -> Binding:
+    """Built once, kept out of the registered set (which stays what the matrix exercises)."""
+    family, _, member = name.partition("/")
+    return _CATALOGS[family][1](member)
+
+
 def get(name: str) -> Binding:
     if name in _REGISTRY:
         return _REGISTRY[name]
-    matches = difflib.get_close_matches(name, list(_REGISTRY), n=5, cutoff=0.5)
+    family, _, member = name.partition("/")
+    if family in _CATALOGS and member in _CATALOGS[family][0]:
+        return _catalogued(name)
+    known = catalog()
+    matches = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
     if not matches:
         short = name.rsplit("/", 1)[-1].lower()
-        matches = [n for n in sorted(_REGISTRY) if short and short in n.lower()][:5]
+        matches = [n for n in known if short and short in n.lower()][:5]
     hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
     raise UnknownEnvironmentError(
-        f"Unknown environment {name!r}.{hint} `puffer envs` lists all {len(_REGISTRY)}."
+        f"Unknown environment {name!r}.{hint} `puffer envs --all` lists all {len(known)}."
     )
 
 

@@ -50,3 +50,12 @@ def test_send_after_done_resets_without_consuming_the_action():
     np.testing.assert_array_equal(obs[0], [-1, -1])
     assert rewards[0] == 0 and not terminals[0] and not truncations[0] and infos == []
     assert masks.tolist() == [True] and ids.tolist() == [0]
+
+
+def test_box_actions_are_clipped_to_the_space():
+    import gymnasium
+
+    env = GymnasiumPufferEnv(env=gymnasium.make("Pendulum-v1"))
+    env.reset(seed=0)
+    env.step(np.array([[50.0]]))  # Pendulum's torque is in [-2, 2]: out-of-range samples are clipped
+    assert env.env.unwrapped.last_u == 2.0

@@ -11,6 +11,7 @@ from pufferlib import APIUsageError
 from pufferlib.environments import atari
 
 BINDINGS = environments.bindings("atari")
+CATALOG = [environments.get(name) for name in environments.catalog("atari")]
 
 
 @pytest.fixture(autouse=True)
@@ -18,16 +19,17 @@ def _installed():
     require(BINDINGS[0])
 
 
-def test_atari57_registered_and_every_rom_shipped():
+def test_atari57_catalogued_and_every_rom_shipped():
     from ale_py import roms
 
     names = {b.name for b in BINDINGS}
-    assert {"atari/pong", "atari/breakout"} <= names and len(names) == 57
-    assert all(roms.get_rom_path(b.kwargs["name"]) for b in BINDINGS)
+    assert {"atari/pong", "atari/breakout"} <= names < {b.name for b in CATALOG}
+    assert len(CATALOG) == 57  # the registered ten run in the matrix; the rest are made on demand
+    assert all(roms.get_rom_path(b.kwargs["name"]) for b in CATALOG)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("binding", BINDINGS, ids=lambda b: b.name)
+@pytest.mark.parametrize("binding", CATALOG, ids=lambda b: b.name)
 def test_reset_and_step_within_declared_spaces(binding):
     env = binding.make_env()
     try:

@@ -89,3 +89,25 @@ def test_registry_import_stays_light():
     code = "import sys, pufferlib.environments; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_catalogued_names_are_made_on_demand_but_not_registered():
+    registered = {b.name for b in environments.bindings()}
+    assert "atari/pong" in registered and "atari/alien" not in registered
+    assert "atari/alien" in environments.catalog("atari")
+    binding = environments.get("atari/alien")
+    assert binding.name == "atari/alien" and binding.family == "atari"
+    assert {b.name for b in environments.bindings()} == registered  # get() does not grow the set
+    with pytest.raises(UnknownEnvironmentError, match="atari/alien"):
+        environments.get("atari/alein")
+
+
+def test_puffer_envs_all_lists_the_catalog():
+    out = subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", "envs", "--all", "--json", "--family", "atari"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = [row["name"] for row in json.loads(out.stdout)]
+    assert len(names) == 57 and "atari/alien" in names
