@@ -30,6 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = ["npx", "-y", "@devcontainers/cli@0.89.0"]
 UP_TIMEOUT_S = 600  # the first run downloads the CLI and builds the -uid image
 EXEC_TIMEOUT_S = 180
+PIN_REPO = "puffertank-test/devcontainer"
 
 
 @dataclass
@@ -134,11 +135,21 @@ def devcontainer(docker_client: docker.DockerClient, lib_image: str) -> Iterator
     workdir = Path(tempfile.mkdtemp(prefix="puffertank-devcontainer-"))
     workspace = workdir / "puffertank"
     _copy_repo(workspace)
-    id_label = f"puffertank.test=devcontainer-{uuid.uuid4().hex[:12]}"
+    run_id = uuid.uuid4().hex[:12]
+    id_label = f"puffertank.test=devcontainer-{run_id}"
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        # A tag of our own: a concurrent `puffertank build` may retire the session's content-hash tag.
+        try:
+            docker_client.images.get(lib_image).tag(PIN_REPO, run_id)
+        except docker.errors.ImageNotFound:
+            pytest.fail(
+                f"{lib_image} vanished (a concurrent puffertank build retired it?); run the test again"
+            )
+        image = f"{PIN_REPO}:{run_id}"
+        stack.callback(lambda: docker_client.images.remove(image))
         runner = stack.enter_context(_runner(workdir))
-        box = DevContainer(runner, workspace, id_label, lib_image)
+        box = DevContainer(runner, workspace, id_label, image)
         try:
             up = box.cli("up", timeout=UP_TIMEOUT_S)
             lines = up.stdout.strip().splitlines()
