@@ -45,6 +45,14 @@ def counter(buf=None, seed=0, **kwargs) -> GymnasiumPufferEnv:
     return GymnasiumPufferEnv(env=Counter(**kwargs), buf=buf, seed=seed)
 
 
+def counter_exiting_in_env_3(buf=None, seed=0):
+    """Env 3's process exits abruptly (like a crash in native code) at its second step."""
+    env = counter(buf=buf, seed=seed)
+    if seed == 3:
+        env.env.step = lambda action: os._exit(7) if env.env.tick >= 1 else Counter.step(env.env, action)
+    return env
+
+
 def counter_failing_in_env_2(buf=None, seed=0, fail_at=3):
     """Env 2 (seed 2 with make(seed=0)) raises at tick `fail_at`; the others run normally."""
     return counter(buf=buf, seed=seed, fail_at=fail_at if seed == 2 else None)
