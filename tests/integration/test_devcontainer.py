@@ -133,9 +133,9 @@ def devcontainer(docker_client: docker.DockerClient, lib_image: str) -> Iterator
         )
     # Not under pytest's tmp folder: that one is private to the user running pytest.
     workdir = Path(tempfile.mkdtemp(prefix="puffertank-devcontainer-"))
-    workspace = workdir / "puffertank"
-    _copy_repo(workspace)
     run_id = uuid.uuid4().hex[:12]
+    workspace = workdir / f"puffertank-{run_id}"  # the CLI's -uid image is named after it: unique per run
+    _copy_repo(workspace)
     id_label = f"puffertank.test=devcontainer-{run_id}"
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, workdir, ignore_errors=True)
@@ -146,10 +146,10 @@ def devcontainer(docker_client: docker.DockerClient, lib_image: str) -> Iterator
             pytest.fail(
                 f"{lib_image} vanished (a concurrent puffertank build retired it?); run the test again"
             )
-        image = f"{PIN_REPO}:{run_id}"
-        stack.callback(lambda: docker_client.images.remove(image))
+        pinned = f"{PIN_REPO}:{run_id}"
+        stack.callback(docker_client.images.remove, pinned)
         runner = stack.enter_context(_runner(workdir))
-        box = DevContainer(runner, workspace, id_label, image)
+        box = DevContainer(runner, workspace, id_label, pinned)
         try:
             up = box.cli("up", timeout=UP_TIMEOUT_S)
             lines = up.stdout.strip().splitlines()
