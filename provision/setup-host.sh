@@ -147,7 +147,7 @@ on_error() {
 
 cleanup() {
 	local f
-	for f in "${TMP_FILES[@]}"; do rm -f -- "$f"; done
+	for f in "${TMP_FILES[@]}"; do rm -rf -- "$f"; done
 }
 
 # ---- actions: everything that changes the host goes through these -----------------------------------------
@@ -733,6 +733,17 @@ tarball_image_id() {
 	[[ -n $config ]] && printf 'sha256:%s' "$config"
 }
 
+# pip install pufferlib[tank] (the `puffertank` command) into VENV from a copy of REPO: building in the
+# checkout itself would leave root-owned build files in the user's tree.
+install_host_tools() {
+	local repo=$1 venv=$2 copy
+	copy=$(mktemp -d)
+	TMP_FILES+=("$copy")
+	cp -r "$repo/pyproject.toml" "$repo/pufferlib" "$copy/"
+	if [[ -f $repo/README.md ]]; then cp "$repo/README.md" "$copy/"; else echo "PufferTank" >"$copy/README.md"; fi
+	"$venv/bin/pip" install --quiet "${copy}[tank]"
+}
+
 step_image() {
 	local tag=puffertank/lib:$VARIANT
 	if ! command -v docker >/dev/null 2>&1 && ((!DRY_RUN)); then
@@ -758,9 +769,7 @@ step_image() {
 	[[ -f $repo/pyproject.toml && -f $repo/Dockerfile.base ]] ||
 		die "no PufferTank checkout at $repo (pass --repo DIR, or --image-load FILE)"
 	[[ -x $VENV_DIR/bin/python ]] || act python3 -m venv "$VENV_DIR"
-	if [[ ! -x $VENV_DIR/bin/puffertank ]]; then
-		act "$VENV_DIR/bin/pip" install --quiet -e "${repo}[tank]"
-	fi
+	[[ -x $VENV_DIR/bin/puffertank ]] || act install_host_tools "$repo" "$VENV_DIR"
 	if [[ $(readlink /usr/local/bin/puffertank 2>/dev/null) != "$VENV_DIR/bin/puffertank" ]]; then
 		act ln -sfn "$VENV_DIR/bin/puffertank" /usr/local/bin/puffertank
 	fi
