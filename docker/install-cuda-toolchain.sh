@@ -21,6 +21,11 @@ if [ "${1:-}" = "--link" ]; then
     done
   done
   if [ -d "$dest/lib" ] && [ ! -e "$dest/lib64" ]; then ln -s lib "$dest/lib64"; fi
+  # The wheels ship only versioned libraries (libcudart.so.13); the linker's -lcudart needs libcudart.so.
+  for versioned in "$dest"/lib/lib*.so.*; do
+    plain="${versioned%%.so.*}.so"
+    if [ ! -e "$plain" ]; then ln -s "$(basename "$versioned")" "$plain"; fi
+  done
   "$dest/bin/nvcc" --version | tail -n 2
   exit 0
 fi
