@@ -546,6 +546,11 @@ driver_cuda() {
 		pkgs+=("nvidia-driver-pinning-$DRIVER_BRANCH")
 	fi
 	if [[ $DRIVER_FLAVOR == open ]]; then pkgs+=(nvidia-open); else pkgs+=(cuda-drivers); fi
+	if ((!DRY_RUN)) && [[ $DRIVER_BRANCH != latest ]] && ! pkg_installed "${pkgs[0]}"; then
+		apt_update
+		pkg_has_candidate "${pkgs[0]}" ||
+			die "NVIDIA's repository has no ${pkgs[0]}. Fix: pick a branch it has (apt-cache search --names-only nvidia-driver-pinning), or --driver-branch latest"
+	fi
 	driver_install "${pkgs[@]}"
 }
 
