@@ -938,6 +938,8 @@ summary() {
 	say ""
 	if ((DRY_RUN)); then
 		say "Dry run: $TOTAL_ACTIONS actions planned; nothing was changed."
+	elif ((TOTAL_ACTIONS == 0 && VERIFY_FAILED)); then
+		say "Nothing changed, but verify found problems: see its report above for the fixes."
 	elif ((TOTAL_ACTIONS == 0)); then
 		say "Nothing changed: this host already matches the plan."
 	else

@@ -17,3 +17,4 @@ def test_verify_reports_failures_with_fixes(box) -> None:
     assert any(line.split()[:2] == ["PASS", "os"] and "bookworm" in line for line in lines), res
     assert "verify          failed (see the report above)" in res.out, res
     assert "==> verify" in res.out and "==> docker\n" not in res.out, res  # only the step asked for
+    assert "verify found problems" in res.out, res
