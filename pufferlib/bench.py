@@ -353,7 +353,10 @@ def machine(python202: str) -> dict[str, Any]:
             text=True,
             cwd=tempfile.gettempdir(),
         )
-        versions["pufferlib (peer)"] = out.stdout.strip() or out.stderr.strip()[-200:]
+        got = out.stdout.split()
+        versions["PufferLib peer"] = (
+            f"{got[0]} (gymnasium {got[1]})" if len(got) == 2 else out.stderr.strip()[-200:]
+        )
     method = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
     return {
         "cpu": cpu,
@@ -407,6 +410,21 @@ def table(results: list[dict], peers: list[str]) -> str:
     return "\n".join(lines)
 
 
+def markdown(info: dict[str, Any], text: str) -> str:
+    v = info["versions"]
+    load = lambda key: ", ".join(f"{x:.2f}" for x in info.get(key, ()))  # noqa: E731
+    return (
+        f"Command: `{info['command']}` ({info['date']})\n\n"
+        f"Machine: {info['cpu']}, {info['physical_cores']} physical cores / {info['logical_cpus']} logical "
+        f"CPUs, {info['os']}; start method `{info['start_method']}`; {info['workers']} workers.\n"
+        f"Load average (1, 5, 15 min) at start {load('load_average_start')}, at end "
+        f"{load('load_average_end')}.\n"
+        f"Versions: {', '.join(f'{k} {x}' for k, x in v.items())}.\n\n"
+        "Agent steps per second, median of the repeats ± half their range.\n\n"
+        f"{text}\n"
+    )
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="vector env throughput beside gymnasium (and PufferLib 2.0.2)")
     p.add_argument(
@@ -423,11 +441,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--puffer202", default=PUFFER202, help=f"python of a PufferLib 2.0.2 venv ({PUFFER202})")
     p.add_argument("--json", help="write machine, samples and table to this JSON file")
     p.add_argument("--markdown", help="write the table (with the machine) to this Markdown file")
+    p.add_argument("--from-json", help="only render the table of an earlier --json file (with --markdown)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pufferlib.vector import physical_cores
+
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
+        text = markdown(saved["machine"], table(saved["results"], peers))
+        print(text)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(text)
+        return 0
 
     all_work = {w.name: w for w in workloads()}
     names = args.workloads.split(",") if args.workloads else list(all_work)
@@ -491,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
             json.dump({"machine": info, "results": results, "table": text}, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(f"Command: `{info['command']}`\n\n{text}\n")
+            f.write(markdown(info, text))
     return 0
 
 
