@@ -400,12 +400,14 @@ def stage_freshness(
     try:
         tree = chain.find_source_tree(source)
         image = client.images.get(f"{namespace}/{stage}:{variant}")
-        parent_ref = image.labels.get("org.opencontainers.image.base.name", "")
+        # A build puts this stage on top of the current stage below it, so hash against that one.
+        below = chain.STAGES[chain.STAGES.index(stage) - 1]
+        parent_ref = f"{namespace}/{below}:{variant}"
         parent_id = client.images.get(parent_ref).id
         spec = chain.STAGE_SPECS[stage]
         plan = chain.StagePlan(
             spec,
-            chain.stage_files(tree, spec),
+            chain.stage_files(tree, spec, variant),
             {spec.parent_arg: parent_ref, "VARIANT": variant},
             {},
             parent_ref=parent_ref,
