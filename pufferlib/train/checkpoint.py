@@ -18,7 +18,6 @@ from torch.distributions import Normal
 
 import pufferlib
 import pufferlib.environments as envs
-from pufferlib.pytorch import default_device
 from pufferlib.train import config as configuration
 from pufferlib.train.config import Config, ConfigError
 
@@ -77,7 +76,7 @@ def evaluate(
     policy is stochastic, e.g. ocean/stochastic). `overrides` change the checkpoint's config
     (e.g. {"vec.num_envs": 4}); sections that shape the policy must stay as trained.
     """
-    from pufferlib.train.ppo import make_policy, make_vecenv
+    from pufferlib.train.ppo import make_policy, make_vecenv, resolve_device
 
     if episodes < 1:
         raise ConfigError(f"episodes must be >= 1, got {episodes}")
@@ -94,7 +93,7 @@ def evaluate(
     for dotted, value in configuration.flatten(overrides or {}).items():
         section, _, key = dotted.partition(".")
         configuration.set_value(cfg, section, key, value, source=f"--{dotted}")
-    device = default_device(cfg["train"]["device"])
+    device = resolve_device(cfg["train"]["device"])
     binding = envs.get(env_name)
 
     vecenv = make_vecenv(binding, cfg)

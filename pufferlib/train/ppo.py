@@ -28,6 +28,7 @@ while the learner trains, and that transition becomes column 0 of the next rollo
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -292,7 +293,7 @@ def collect(run: Runner) -> None:
         run.ptr[ids] = col + 1
         run.last_done[ids] = done
         run.last_mask[ids] = masks
-        run.vecenv.send(_to_env(action, run.vecenv))
+        run.vecenv.send(action.cpu().numpy())  # Box actions: emulation clips them into the space
 
 
 def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
@@ -309,14 +310,6 @@ def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
     if ids[-1] - ids[0] + 1 == len(ids) and (cols == cols[0]).all() and (np.diff(ids) == 1).all():
         return src, (slice(int(ids[0]), int(ids[-1]) + 1), int(cols[0]))
     return src, (torch.from_numpy(ids).to(device), torch.from_numpy(cols).to(device))
-
-
-def _to_env(action: torch.Tensor, vecenv: Any) -> np.ndarray:
-    action = action.cpu().numpy()
-    space = vecenv.single_action_space
-    if isinstance(space, gymnasium.spaces.Box):  # the log-prob stays that of the unclipped sample
-        return np.clip(action, space.low, space.high)
-    return action
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,7 +469,9 @@ def train(
     cfg: Config,
     on_update: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict.
+    """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict:
+    env, steps, seconds, sps, mean_return, solved, solved_score, stop_reason (solved, steps or
+    time), episodes, updates, device, seed, checkpoint (the last one saved, or None).
 
     `on_update(progress)` is called after every update (the dashboard uses it).
     """
@@ -484,90 +479,97 @@ def train(
     tc = cfg["train"]
     binding = envs.get(env_name)
     _check(cfg)
-    previous_threads = torch.get_num_threads()
-    if tc["torch_threads"] > 0:
-        torch.set_num_threads(tc["torch_threads"])
-    torch.manual_seed(tc["seed"])
-    np.random.seed(tc["seed"])
-    device = default_device(tc["device"])
+    with _torch_settings(tc["torch_threads"]):
+        torch.manual_seed(tc["seed"])
+        np.random.seed(tc["seed"])
+        device = resolve_device(tc["device"])
+        try:
+            vecenv = make_vecenv(binding, cfg)
+        except TypeError as e:  # most often an [env] keyword the environment does not take
+            raise ConfigError(f"{env_name}: could not make the env with [env] {cfg['env']}: {e}") from e
+        try:
+            policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+            agent = policy
+            if tc["compile"]:
+                agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+            # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
+            optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
+            run = Runner.create(vecenv, agent, cfg, device)
+            vecenv.async_reset(tc["seed"])
+            summary = _learn(env_name, binding.solved, cfg, run, policy, agent, optimizer, start, on_update)
+        finally:
+            vecenv.close()
+    return summary
 
-    try:
-        vecenv = make_vecenv(binding, cfg)
-    except TypeError as e:  # most often an [env] keyword the environment does not take
-        raise ConfigError(f"{env_name}: could not make the env with [env] {cfg['env']}: {e}") from e
-    try:
-        policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
-        agent = policy
-        if tc["compile"]:
-            agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
-        optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5)
-        run = Runner.create(vecenv, agent, cfg, device)
-        exp, recurrent = run.exp, run.state is not None
-        run_dir = _run_dir(env_name, tc)
-        checkpoint = None
-        vecenv.async_reset(tc["seed"])
 
-        solved_score = binding.solved
-        reason, update_index, losses, sps = "steps", 0, {}, 0.0
-        while True:
-            if run.steps >= tc["total_timesteps"]:
-                reason = "steps"
-                break
-            if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
-                reason = "time"
-                break
-            update_index += 1
-            if tc["anneal_lr"]:
-                frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
-                optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
-            t0, s0 = time.perf_counter(), run.steps
-            collect(run)
-            mean_return = _window_mean(run, "episode_return")
-            solved = _is_solved(run, solved_score)
-            if solved and tc["stop_when_solved"]:
-                reason = "solved"
-            else:
-                adv, returns = advantages(exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-                losses = update(agent, optimizer, exp, adv, returns, tc, recurrent)
-            sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
-            if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
-                checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
-            if on_update:
-                on_update(
-                    {
-                        "env": env_name,
-                        "update": update_index,
-                        "steps": run.steps,
-                        "total_timesteps": tc["total_timesteps"],
-                        "elapsed": time.perf_counter() - start,
-                        "max_seconds": tc["max_seconds"],
-                        "sps": sps,
-                        "episodes": run.episodes,
-                        "mean_return": mean_return,
-                        "mean_length": _window_mean(run, "episode_length"),
-                        "solved_score": solved_score,
-                        "solved": solved,
-                        "losses": losses,
-                        "env_stats": {
-                            k: float(np.mean(v))
-                            for k, v in run.episode_stats.items()
-                            if k not in ("episode_return", "episode_length") and v
-                        },
-                        "device": device,
-                    }
-                )
-            if reason == "solved":
-                break
-        if run_dir:
-            checkpoint = save(
-                run_dir, env_name, cfg, policy, run.steps, update_index, _window_mean(run, "episode_return")
+def _learn(
+    env_name: str,
+    solved_score: float | None,
+    cfg: Config,
+    run: Runner,
+    policy: nn.Module,
+    agent: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    start: float,
+    on_update: Callable[[dict[str, Any]], None] | None,
+) -> dict[str, Any]:
+    """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
+    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`)."""
+    tc = cfg["train"]
+    run_dir = _run_dir(env_name, tc)
+    checkpoint = None
+    reason, update_index, losses = "steps", 0, {}
+    while True:
+        if run.steps >= tc["total_timesteps"]:
+            break
+        if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
+            reason = "time"
+            break
+        update_index += 1
+        if tc["anneal_lr"]:
+            frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
+            optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
+        t0, s0 = time.perf_counter(), run.steps
+        collect(run)
+        solved = _is_solved(run, solved_score)
+        if solved and tc["stop_when_solved"]:
+            reason = "solved"
+        else:
+            adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
+            losses = update(agent, optimizer, run.exp, adv, returns, tc, run.state is not None)
+        mean_return = _window_mean(run, "episode_return")
+        if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
+            checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+        if on_update:
+            on_update(
+                {
+                    "env": env_name,
+                    "update": update_index,
+                    "steps": run.steps,
+                    "total_timesteps": tc["total_timesteps"],
+                    "elapsed": time.perf_counter() - start,
+                    "max_seconds": tc["max_seconds"],
+                    "sps": (run.steps - s0) / max(time.perf_counter() - t0, 1e-9),
+                    "episodes": run.episodes,
+                    "mean_return": mean_return,
+                    "mean_length": _window_mean(run, "episode_length"),
+                    "solved_score": solved_score,
+                    "solved": solved,
+                    "losses": losses,
+                    "env_stats": {
+                        key: _window_mean(run, key)
+                        for key in run.episode_stats
+                        if key not in ("episode_return", "episode_length")
+                    },
+                    "device": run.device,
+                }
             )
-    finally:
-        vecenv.close()
-        torch.set_num_threads(previous_threads)
-
+        if reason == "solved":
+            break
     seconds = time.perf_counter() - start
     mean_return = _window_mean(run, "episode_return")
+    if run_dir:
+        checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
     return {
         "env": env_name,
         "steps": run.steps,
@@ -579,10 +581,37 @@ def train(
         "stop_reason": reason,
         "episodes": run.episodes,
         "updates": update_index,
-        "device": device,
+        "device": run.device,
         "seed": tc["seed"],
         "checkpoint": None if checkpoint is None else str(checkpoint),
     }
+
+
+@contextlib.contextmanager
+def _torch_settings(threads: int):
+    """Process-wide torch settings for the run, restored afterwards."""
+    previous_threads = torch.get_num_threads()
+    previous_validate = torch.distributions.Distribution._validate_args
+    try:
+        if threads > 0:
+            torch.set_num_threads(threads)
+        # Argument validation re-checks on every call what sampling from our own logits already
+        # guarantees, and costs about a quarter of the sampling time.
+        torch.distributions.Distribution.set_default_validate_args(False)
+        yield
+    finally:
+        torch.set_num_threads(previous_threads)
+        torch.distributions.Distribution.set_default_validate_args(previous_validate)
+
+
+def resolve_device(requested: str) -> str:
+    """train.device: auto (cuda when torch sees a GPU), cpu, cuda or cuda:N."""
+    try:
+        return default_device(requested)
+    except RuntimeError:
+        raise ConfigError(
+            f"train.device is {requested!r} but torch sees no CUDA GPU here; use --train.device cpu (or auto)"
+        ) from None
 
 
 def _check(cfg: Config) -> None:
