@@ -196,6 +196,7 @@ class Stage:
     parent_arg: str  # the build arg naming the image below
     context: tuple[str, ...]  # paths inside the source tree that this stage's build context holds
     optional: tuple[str, ...] = ()  # context paths that may be absent
+    cuda_only: tuple[str, ...] = ()  # left out of the cpu variant's context (and hash)
 
 
 STAGE_SPECS: dict[str, Stage] = {
@@ -210,6 +211,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/install-cuda-toolchain.sh",
             "docker/check_base.py",
         ),
+        cuda_only=("docker/constraints/cuda.txt", "docker/install-cuda-toolchain.sh"),
     ),
     "envs": Stage(
         "envs",
@@ -314,9 +316,11 @@ class StagePlan:
         return self.content_hash
 
 
-def stage_files(source: Path, stage: Stage) -> list[tuple[str, Path]]:
+def stage_files(source: Path, stage: Stage, variant: str) -> list[tuple[str, Path]]:
     files: list[tuple[str, Path]] = []
     for rel in stage.context:
+        if variant != "cuda" and rel in stage.cuda_only:
+            continue
         if not (source / rel).exists():
             if rel in stage.optional:
                 continue
@@ -742,7 +746,7 @@ def _build_locked(
     )
     for name in opts.targets():
         stage = STAGE_SPECS[name]
-        files = stage_files(source, stage)
+        files = stage_files(source, stage, opts.variant)
         if name == "base":
             files += [(f"docker/wheelhouse/{w.name}", w) for w in torch.wheels]
         args = {
