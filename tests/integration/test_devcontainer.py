@@ -162,11 +162,10 @@ def devcontainer(docker_client: docker.DockerClient, lib_image: str) -> Iterator
                 with contextlib.suppress(docker.errors.APIError):
                     leftover.remove(force=True)
             for image in docker_client.images.list():
-                if any(
-                    t.startswith(f"vsc-{workspace.name}-") and t.endswith("-uid:latest") for t in image.tags
-                ):
-                    with contextlib.suppress(docker.errors.APIError):
-                        docker_client.images.remove(image.id, force=True)
+                for tag in image.tags:  # only the CLI's -uid image of this run (named after its workspace)
+                    if tag.startswith(f"vsc-{workspace.name}-") and tag.endswith("-uid:latest"):
+                        with contextlib.suppress(docker.errors.APIError):
+                            docker_client.images.remove(tag)
 
 
 def test_up_runs_the_post_create_smoke_check(devcontainer) -> None:

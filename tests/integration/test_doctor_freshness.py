@@ -38,11 +38,13 @@ def test_chain(docker_client: docker.DockerClient, image_chain, tmp_path: Path):
         chain = build_chain(BuildOptions(variant="cpu", namespace=NAMESPACE, source=source), docker_client)
         yield chain, source
     finally:
+        # Only our namespace's tags: the same images also carry the session's and the real chain's tags.
         for stage in STAGES:
             for image in docker_client.images.list(name=f"{NAMESPACE}/{stage}"):
                 for tag in image.tags:
-                    with contextlib.suppress(docker.errors.APIError):
-                        docker_client.images.remove(tag)
+                    if tag.startswith(f"{NAMESPACE}/"):
+                        with contextlib.suppress(docker.errors.APIError):
+                            docker_client.images.remove(tag)
 
 
 def test_freshness_follows_the_source(docker_client: docker.DockerClient, test_chain) -> None:
