@@ -53,6 +53,8 @@ HASH_SCHEME = "puffertank-stage-v1"  # bump to invalidate every stage hash
 CA_SECRET_ID = "pip_ca"
 
 Log = Callable[[str], None]
+# Tags ensure_debian_base made with debootstrap in this process (tests use it to avoid a second debootstrap).
+MADE_BY_DEBOOTSTRAP: set[str] = set()
 
 
 def _log(message: str) -> None:
@@ -146,6 +148,7 @@ def _make_debian_base(client: docker.DockerClient, tag: str, mirror: str, log: L
         subprocess.run([*sudo, "rm", "-rf", str(work)], check=False)
     if not image_exists(client, tag):
         raise TankError(f"importing the debootstrap root filesystem as {tag} failed (no image afterwards)")
+    MADE_BY_DEBOOTSTRAP.add(tag)
     log(f"puffertank: made {tag} in {time.monotonic() - start:.0f} s")
 
 
@@ -882,12 +885,18 @@ def measure_import(client: docker.DockerClient, image: str, repeats: int = 3) ->
     times: list[float] = []
     for _ in range(repeats):
         start = time.monotonic()
-        client.containers.run(
+        container = client.containers.create(
             image,
             ["python", "-c", "import pufferlib, torch"],
-            remove=True,
             labels={"puffertank.managed": "1", "puffertank.purpose": "timings"},
         )
+        try:
+            container.start()
+            code = container.wait(timeout=120).get("StatusCode")
+        finally:
+            container.remove(force=True)
+        if code != 0:
+            raise TankError(f"`python -c 'import pufferlib, torch'` failed in {image} (exit {code})")
         times.append(time.monotonic() - start)
     return times
 
