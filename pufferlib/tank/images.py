@@ -723,8 +723,8 @@ def build_chain(
     start = time.monotonic()
     with machine_lock("build", waiting_message="puffertank: waiting for another puffertank build to finish"):
         results = _build_locked(opts, client, source, ca, torch, log)
-    chain = ChainResult(opts.variant, opts.namespace, results, time.monotonic() - start, opts.no_cache)
-    record_timings(chain)
+        chain = ChainResult(opts.variant, opts.namespace, results, time.monotonic() - start, opts.no_cache)
+        record_timings(chain)  # under the lock: concurrent builds must not drop each other's records
     return chain
 
 
