@@ -89,11 +89,16 @@ def test_gpu_host_facts_turn_warnings_into_failures() -> None:
     assert runtime.status == "fail" and "nvidia-ctk runtime configure --runtime=docker" in runtime.fix, (
         runtime
     )
-    # Debian 12's 535 driver, before any cuda image is built: a warning about the build to come, with the fix.
+    # Debian 12's 535 driver against the cuda image's CUDA (its label), or PyPI's CUDA 13 before it is built.
     old = doctor.Host(client=client, info=info, gpus=["0000:01:00.0"], driver="535.309.01", probe=False)
-    if client.images.list(name="puffertank/lib", filters={"label": "puffertank.variant=cuda"}):
-        pytest.skip("a cuda image exists here; its label decides the verdict")
     verdict = doctor.check_driver_vs_cuda(old)
-    assert verdict.status == "warn" and "CUDA 13.0" in verdict.detail, verdict
-    assert "--torch-index https://download.pytorch.org/whl/cu126" in verdict.fix, verdict
+    built = doctor._image(client, "puffertank/lib:cuda") or doctor._image(client, "puffertank/base:cuda")
+    if built is None:  # nothing built yet: a warning about the build to come
+        assert verdict.status == "warn" and "CUDA 13.0" in verdict.detail, verdict
+    else:
+        cuda = built.labels["puffertank.cuda-version"]
+        assert verdict.status == doctor.driver_vs_cuda("535.309.01", cuda)[0], verdict
+        assert f"CUDA {cuda}" in verdict.detail, verdict
+    if verdict.status != "pass":
+        assert "--torch-index https://download.pytorch.org/whl/cu126" in verdict.fix, verdict
     client.close()
