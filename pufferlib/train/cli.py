@@ -74,7 +74,7 @@ def run_train(args: argparse.Namespace) -> int:
     except _errors() as e:
         return _fail("train", e)
     _report(summary, args.json, "training summary")
-    return 0
+    return 130 if summary["stop_reason"] == "interrupted" else 0
 
 
 def run_eval(args: argparse.Namespace) -> int:

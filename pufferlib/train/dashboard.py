@@ -14,6 +14,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+PATHS = ("checkpoint",)
 LOSSES = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance")
 
 
@@ -114,9 +115,22 @@ def summary_table(summary: dict[str, Any], title: str = "summary") -> Table:
     table.add_column(style="bold")
     table.add_column()
     for key, value in summary.items():
-        table.add_row(key, _fmt(value))
+        if key not in PATHS:
+            table.add_row(key, _plain(value))
     return table
 
 
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    return _fmt(value)
+
+
 def print_summary(summary: dict[str, Any], title: str = "summary", console: Console | None = None) -> None:
-    (console or Console()).print(summary_table(summary, title))
+    console = console or Console()
+    console.print(summary_table(summary, title))
+    for key in PATHS:  # on their own lines, unwrapped, so that they can be copied
+        if summary.get(key):
+            console.print(f"  {key}  {summary[key]}", soft_wrap=True, highlight=False)

@@ -519,53 +519,56 @@ def _learn(
     run_dir = _run_dir(env_name, tc)
     checkpoint = None
     reason, update_index, losses = "steps", 0, {}
-    while True:
-        if run.steps >= tc["total_timesteps"]:
-            break
-        if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
-            reason = "time"
-            break
-        update_index += 1
-        if tc["anneal_lr"]:
-            frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
-            optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
-        t0, s0 = time.perf_counter(), run.steps
-        collect(run)
-        solved = _is_solved(run, solved_score)
-        if solved and tc["stop_when_solved"]:
-            reason = "solved"
-        else:
-            adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-            losses = update(agent, optimizer, run.exp, adv, returns, tc, run.state is not None)
-        mean_return = _window_mean(run, "episode_return")
-        if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
-            checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
-        if on_update:
-            on_update(
-                {
-                    "env": env_name,
-                    "update": update_index,
-                    "steps": run.steps,
-                    "total_timesteps": tc["total_timesteps"],
-                    "elapsed": time.perf_counter() - start,
-                    "max_seconds": tc["max_seconds"],
-                    "sps": (run.steps - s0) / max(time.perf_counter() - t0, 1e-9),
-                    "episodes": run.episodes,
-                    "mean_return": mean_return,
-                    "mean_length": _window_mean(run, "episode_length"),
-                    "solved_score": solved_score,
-                    "solved": solved,
-                    "losses": losses,
-                    "env_stats": {
-                        key: _window_mean(run, key)
-                        for key in run.episode_stats
-                        if key not in ("episode_return", "episode_length")
-                    },
-                    "device": run.device,
-                }
-            )
-        if reason == "solved":
-            break
+    try:
+        while True:
+            if run.steps >= tc["total_timesteps"]:
+                break
+            if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
+                reason = "time"
+                break
+            update_index += 1
+            if tc["anneal_lr"]:
+                frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
+                optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
+            t0, s0 = time.perf_counter(), run.steps
+            collect(run)
+            solved = _is_solved(run, solved_score)
+            if solved and tc["stop_when_solved"]:
+                reason = "solved"
+            else:
+                adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
+                losses = update(agent, optimizer, run.exp, adv, returns, tc, run.state is not None)
+            mean_return = _window_mean(run, "episode_return")
+            if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
+                checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+            if on_update:
+                on_update(
+                    {
+                        "env": env_name,
+                        "update": update_index,
+                        "steps": run.steps,
+                        "total_timesteps": tc["total_timesteps"],
+                        "elapsed": time.perf_counter() - start,
+                        "max_seconds": tc["max_seconds"],
+                        "sps": (run.steps - s0) / max(time.perf_counter() - t0, 1e-9),
+                        "episodes": run.episodes,
+                        "mean_return": mean_return,
+                        "mean_length": _window_mean(run, "episode_length"),
+                        "solved_score": solved_score,
+                        "solved": solved,
+                        "losses": losses,
+                        "env_stats": {
+                            key: _window_mean(run, key)
+                            for key in run.episode_stats
+                            if key not in ("episode_return", "episode_length")
+                        },
+                        "device": run.device,
+                    }
+                )
+            if reason == "solved":
+                break
+    except KeyboardInterrupt:  # Ctrl-C: stop, but still save the policy and report
+        reason = "interrupted"
     seconds = time.perf_counter() - start
     mean_return = _window_mean(run, "episode_return")
     if run_dir:

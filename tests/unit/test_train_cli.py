@@ -37,6 +37,9 @@ def test_train_json_then_eval(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert rc == 0 and result["episodes"] == 50 and result["mean_return"] >= 0.9 and result["solved"]
 
+    assert main(["eval", "ocean/squared", "--checkpoint", checkpoint]) == 2
+    assert "was trained on ocean/bandit" in capsys.readouterr().err
+
 
 def test_unknown_key_is_a_one_line_error(capsys):
     assert main(["train", "ocean/bandit", "--train.learning-rat", "1e-3"]) == 2
