@@ -71,7 +71,7 @@ def test_unknown_key_lists_valid_keys_and_close_match():
         ({"train.learning_rate": "fast"}, "train.learning_rate expects a number"),
         ({"vec.num_envs": "2.5"}, "vec.num_envs expects an integer"),
         ({"train.compile": "maybe"}, "train.compile expects true or false"),
-        ({"vec.backend": "threads"}, "vec.backend must be one of native, serial, multiprocessing, ray"),
+        ({"vec.backend": "threads"}, "vec.backend must be one of native, pufferenv, serial, multiprocessing"),
         ({"train.total_timesteps": True}, "train.total_timesteps expects an integer"),
     ],
 )
