@@ -16,7 +16,7 @@ from pufferlib.tank.images import DEBIAN_BASE_TAG, ensure_debian_base
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def made_tag(docker_client, image_chain):
     if DEBIAN_BASE_TAG in images.MADE_BY_DEBOOTSTRAP:
         yield DEBIAN_BASE_TAG  # made by this session's chain build

@@ -3,6 +3,8 @@ scripts, offline (no network needed), and the command's exit code passed through
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 pytestmark = pytest.mark.docker
@@ -27,6 +29,9 @@ def test_scripts_get_no_banner(lib_container):
 
 def test_exit_code_and_signals_pass_through_tini(lib_container):
     assert lib_container.run_and_wait(["sh", "-c", "exit 42"], expect=None).exit_code == 42
-    running = lib_container.run_detached(["sleep", "300"])
-    running.stop(timeout=10)  # SIGTERM reaches sleep through tini (PID 1 would ignore it): fast exit
+    running = lib_container.run_detached(["sh", "-c", "echo ready; exec sleep 300"])
+    deadline = time.monotonic() + 60
+    while b"ready" not in running.logs() and time.monotonic() < deadline:
+        time.sleep(0.1)  # stop only once tini runs the command (before that, PID 1 ignores SIGTERM)
+    running.stop(timeout=10)  # SIGTERM reaches sleep through tini: a fast exit by the signal, not SIGKILL
     assert running.wait(timeout=30)["StatusCode"] == 143
