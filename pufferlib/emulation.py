@@ -82,8 +82,10 @@ class _Emulated(PufferEnv):
         super().__init__(buf)
         if self.obs_dtype is not None:
             self._struct = self.observations.view(self.obs_dtype).reshape(self.num_agents)
+        self._nvec = None
         if isinstance(self.single_action_space, spaces.MultiDiscrete):
             self._nvec = self.single_action_space.nvec.astype(np.int64)
+            self._bounds = self._nvec.tolist() * self.num_agents  # flat upper bounds of a whole batch
         self._atn_shape = self.actions.shape
         self._box_bounds = None
         if isinstance(atn_space, spaces.Box):
@@ -122,16 +124,18 @@ class _Emulated(PufferEnv):
                     f"(num_agents={self.num_agents}, space {self.single_action_space}), "
                     f"got shape {actions.shape}: {_short(actions)}"
                 )
-        if isinstance(self.single_action_space, spaces.MultiDiscrete):
-            integral = actions.dtype.kind in "iub" or (
-                actions.dtype.kind == "f" and bool(np.all(np.mod(actions, 1) == 0))
-            )
-            if not integral:
+        if self._nvec is not None:
+            if actions.dtype.kind not in "iubf":
                 raise APIUsageError(f"{self.name}: discrete actions must be integers, got {_short(actions)}")
-            if not ((actions >= 0) & (actions < self._nvec)).all():
+            if actions.size <= 64:  # small batches: plain Python beats numpy's per-call overhead (~1 us)
+                values = actions.reshape(-1).tolist()
+                valid = all(0 <= x < n and x == int(x) for x, n in zip(values, self._bounds, strict=True))
+            else:
+                valid = bool(((actions >= 0) & (actions < self._nvec) & (np.mod(actions, 1) == 0)).all())
+            if not valid:
                 raise APIUsageError(
-                    f"{self.name}: action {_short(actions)} out of range for "
-                    f"{self.single_action_space} (each entry must satisfy 0 <= a < {self._nvec.tolist()})"
+                    f"{self.name}: action {_short(actions)} out of range for {self.single_action_space}: "
+                    f"each entry must be an integer with 0 <= a < {self._nvec.tolist()}"
                 )
         return actions
 

@@ -58,7 +58,7 @@ def test_wrongly_shaped_action(action):
 def test_non_integer_discrete_action():
     env = cartpole()
     env.reset()
-    with pytest.raises(APIUsageError, match="integers"):
+    with pytest.raises(APIUsageError, match="must be an integer"):
         env.step(np.array([0.5]))
 
 
