@@ -67,6 +67,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     "pettingzoo butterfly": butterfly,
     "gym (legacy, for procgen)": gym_legacy,
     "rich": lambda: __import__("rich.console"),
+    "ray (pufferlib.vector.Ray)": lambda: __import__("ray"),
 }
 
 

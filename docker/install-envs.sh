@@ -9,6 +9,6 @@ export PIP_CACHE_DIR=/tmp/pip-cache PIP_PROGRESS_BAR=off
 
 # base.txt too, so nothing here can move torch or setuptools out from under the base stage.
 pip install -c "$here/constraints/base.txt" -c "$here/constraints/envs.txt" \
-  gymnasium gym pettingzoo pygame-ce pymunk minigrid nle minihack procgen2 ale-py numpy rich
+  gymnasium gym pettingzoo pygame-ce pymunk minigrid nle minihack procgen2 ale-py numpy rich ray
 pip check
 python "$here/check_envs.py"
