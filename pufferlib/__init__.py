@@ -90,6 +90,40 @@ def joint_space(space: gymnasium.Space, n: int) -> gymnasium.Space:
     raise APIUsageError(f"Cannot batch space {space}")
 
 
+class EpisodeStats:
+    """Episode return and length per agent row, for native multi-envs that reset rows themselves."""
+
+    def __init__(self, num_agents: int) -> None:
+        self.returns = np.zeros(num_agents, dtype=np.float64)
+        self.lengths = np.zeros(num_agents, dtype=np.int64)
+
+    def reset(self) -> None:
+        self.returns[:] = 0
+        self.lengths[:] = 0
+
+    def step(self, rewards: np.ndarray, ended: np.ndarray, extra=None) -> list[dict]:
+        """Add one step; return the infos of the rows whose episode `ended` (and restart them).
+
+        `extra(row)` may add the env's own numbers to a finished row's info.
+        """
+        self.returns += rewards
+        self.lengths += 1
+        if not ended.any():
+            return []
+        rows = np.flatnonzero(ended)
+        infos = [
+            {
+                "episode_return": float(self.returns[i]),
+                "episode_length": int(self.lengths[i]),
+                **(extra(i) if extra else {}),
+            }
+            for i in rows
+        ]
+        self.returns[rows] = 0
+        self.lengths[rows] = 0
+        return infos
+
+
 class PufferEnv:
     """Base class of every environment PufferLib vectorizes.
 

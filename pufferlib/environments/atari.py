@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferlib import APIUsageError, PufferEnv
+from pufferlib import APIUsageError, EpisodeStats, PufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
 
 Policy = "pufferlib.environments.policies:Atari"
@@ -154,8 +154,7 @@ class Atari(PufferEnv):
         self._seed = seed
         self._started = False
         self._lives = np.zeros(self.num_agents, dtype=np.int32)
-        self._returns = np.zeros(self.num_agents, dtype=np.float64)
-        self._lengths = np.zeros(self.num_agents, dtype=np.int64)
+        self._stats = EpisodeStats(self.num_agents)
 
     def reset(self, seed: int | None = None):
         if seed is None and not self._started:
@@ -166,8 +165,7 @@ class Atari(PufferEnv):
         self.terminals[:] = False
         self.truncations[:] = False
         self._lives[:] = info["lives"]
-        self._returns[:] = 0
-        self._lengths[:] = 0
+        self._stats.reset()
         self._started = True
         return self.observations, []
 
@@ -182,8 +180,6 @@ class Atari(PufferEnv):
             )
         obs, reward, terminated, truncated, info = self._env.step(actions.reshape(-1).astype(np.int32))
         self.observations[:] = obs
-        self._returns += reward
-        self._lengths += 1
         self.rewards[:] = np.sign(reward) if self.clip_rewards else reward
         self.truncations[:] = truncated
         game_over = terminated | truncated
@@ -193,15 +189,7 @@ class Atari(PufferEnv):
         else:
             self.terminals[:] = terminated
         self._lives[:] = info["lives"]
-        infos = []
-        if game_over.any():
-            ended = np.flatnonzero(game_over)
-            for i in ended:
-                infos.append(
-                    {"episode_return": float(self._returns[i]), "episode_length": int(self._lengths[i])}
-                )
-            self._returns[ended] = 0
-            self._lengths[ended] = 0
+        infos = self._stats.step(reward, game_over)  # raw scores of whole games, not clipped rewards
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
     def render(self):

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pufferlib import APIUsageError, PufferEnv
+from pufferlib import APIUsageError, EpisodeStats, PufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, register
 
 Policy = "pufferlib.models:ProcgenResnet"
@@ -104,8 +104,7 @@ class Procgen(PufferEnv):
         )
         self._seed = seed
         self._rng = np.random.default_rng(seed)
-        self._returns = np.zeros(self.num_agents, dtype=np.float64)
-        self._lengths = np.zeros(self.num_agents, dtype=np.int64)
+        self._stats = EpisodeStats(self.num_agents)
         self._env = None
         self._started = False
         self._build()  # fail here, not on the first reset, if an option is wrong
@@ -132,8 +131,7 @@ class Procgen(PufferEnv):
         self.rewards[:] = 0
         self.terminals[:] = False
         self.truncations[:] = False
-        self._returns[:] = 0
-        self._lengths[:] = 0
+        self._stats.reset()
         self._started = True
         return self.observations, []
 
@@ -151,22 +149,10 @@ class Procgen(PufferEnv):
         self.observations[:] = obs["rgb"]
         self.rewards[:] = reward
         self.terminals[:] = first
-        self._returns += reward
-        self._lengths += 1
-        infos = []
-        if first.any():
-            ended = np.flatnonzero(first)
-            level = self._env.get_info()
-            for i in ended:
-                infos.append(
-                    {
-                        "episode_return": float(self._returns[i]),
-                        "episode_length": int(self._lengths[i]),
-                        "level_complete": float(level[i]["prev_level_complete"]),
-                    }
-                )
-            self._returns[ended] = 0
-            self._lengths[ended] = 0
+        level = self._env.get_info() if first.any() else None
+        infos = self._stats.step(
+            reward, first, lambda i: {"level_complete": float(level[i]["prev_level_complete"])}
+        )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
     def render(self):

@@ -404,16 +404,8 @@ def stage_freshness(
         below = chain.STAGES[chain.STAGES.index(stage) - 1]
         parent_ref = f"{namespace}/{below}:{variant}"
         parent_id = client.images.get(parent_ref).id
-        spec = chain.STAGE_SPECS[stage]
-        plan = chain.StagePlan(
-            spec,
-            chain.stage_files(tree, spec, variant),
-            {spec.parent_arg: parent_ref, "VARIANT": variant},
-            {},
-            parent_ref=parent_ref,
-            parent_id=parent_id,
-        )
-        current = plan.compute_hash(tree)
+        args = {chain.STAGE_SPECS[stage].parent_arg: parent_ref, "VARIANT": variant}
+        current = chain.stage_plan(stage, tree, variant, args, parent_ref, parent_id).compute_hash(tree)
     except (TankError, docker.errors.DockerException, OSError, AttributeError, KeyError, TypeError):
         return None  # no checkout here, an image without labels, or a changed recipe: no verdict
     return "current" if image.labels.get(chain.HASH_LABEL) == current else "stale"

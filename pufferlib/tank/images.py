@@ -319,6 +319,27 @@ class StagePlan:
         return self.content_hash
 
 
+def stage_plan(
+    name: str,
+    source: Path,
+    variant: str,
+    args: dict[str, str],
+    parent_ref: str,
+    parent_id: str,
+    ca: Path | None = None,
+    extra_files: list[tuple[str, Path]] = (),
+) -> StagePlan:
+    """What building stage `name` on top of `parent_ref` takes: the one recipe behind its content hash
+    (`puffertank build` reuses a stage whose hash matches; `puffertank doctor` compares against it)."""
+    stage = STAGE_SPECS[name]
+    files = stage_files(source, stage, variant) + list(extra_files)
+    if (
+        name != "base"
+    ):  # only the base stage reads the torch/user args; keep its children's hashes free of them
+        args = {k: v for k, v in args.items() if k in (stage.parent_arg, "VARIANT")}
+    return StagePlan(stage, files, args, {}, ca, parent_ref=parent_ref, parent_id=parent_id)
+
+
 def stage_files(source: Path, stage: Stage, variant: str) -> list[tuple[str, Path]]:
     files: list[tuple[str, Path]] = []
     for rel in stage.context:
@@ -749,9 +770,7 @@ def _build_locked(
     )
     for name in opts.targets():
         stage = STAGE_SPECS[name]
-        files = stage_files(source, stage, opts.variant)
-        if name == "base":
-            files += [(f"docker/wheelhouse/{w.name}", w) for w in torch.wheels]
+        wheels = [(f"docker/wheelhouse/{w.name}", w) for w in torch.wheels] if name == "base" else []
         args = {
             stage.parent_arg: parent_ref,
             "VARIANT": opts.variant,
@@ -761,9 +780,7 @@ def _build_locked(
             "USER_UID": str(opts.uid),
             "USER_GID": str(opts.gid),
         }
-        if name != "base":  # only the base stage reads these; keep its children's hashes independent of them
-            args = {k: v for k, v in args.items() if k in (stage.parent_arg, "VARIANT")}
-        plan = StagePlan(stage, files, args, {}, ca, parent_ref=parent_ref, parent_id=parent_id)
+        plan = stage_plan(name, source, opts.variant, args, parent_ref, parent_id, ca, wheels)
         content_hash = plan.compute_hash(source)
         tag, hash_tag = opts.tag(name), f"{opts.tag(name)}-{content_hash[:12]}"
         started = time.monotonic()

@@ -9,19 +9,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pufferlib.smoke import Result
+
 STATUS_COLOURS = {"pass": "#2e9e44", "fail": "#d03a2f", "skip": "#9aa0a6", "pending": "#f1f3f4"}
 
 
 @dataclass
-class Cell:
-    """One binding x check: what the in-container smoke run reported (or why it never did)."""
+class Cell(Result):
+    """One binding x check: what the in-container smoke run reported (or why it never did), and where."""
 
-    env: str
-    check: str
-    status: str  # pass | fail | skip
-    seconds: float
-    detail: str = ""
-    sps: float | None = None
     host: str = ""
 
 
