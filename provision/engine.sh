@@ -18,7 +18,8 @@ engine_up() {
 engine_apt_install() {
   local missing=() pkg
   for pkg in "$@"; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+    # Not `dpkg -s`: it succeeds for a removed package whose config files remain.
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
   done
   [ "${#missing[@]}" -eq 0 ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
@@ -35,7 +36,8 @@ engine_ensure() {
     return 0
   fi
   if ! command -v dockerd >/dev/null 2>&1; then
-    engine_apt_install docker.io || {
+    engine_apt_install docker.io || true
+    command -v dockerd >/dev/null 2>&1 || {
       engine_say "no Docker engine here. Fix: sudo provision/setup-host.sh --only docker"
       return 1
     }
