@@ -35,7 +35,7 @@ install_python() {
 lint() {
   say "lint: ruff, hadolint, shellcheck"
   "$VENV/bin/ruff" check "$REPO"
-  "$VENV/bin/ruff" format --check "$REPO" >/dev/null
+  "$VENV/bin/ruff" format --check "$REPO" | tail -n 1
   "$VENV/bin/hadolint" "$REPO"/Dockerfile.base "$REPO"/Dockerfile.envs "$REPO"/Dockerfile.lib
   local scripts
   mapfile -t scripts < <(cd "$REPO" && git ls-files '*.sh' .ci/run)
