@@ -36,14 +36,22 @@ def host_bundle() -> Path:
 
 @pytest.fixture(scope="module")
 def needles(docker_client, host_bundle, lib_image) -> list[bytes]:
-    """First base64 line of each host-only certificate (unique: it holds the serial number)."""
+    """First base64 line of each private certificate of the host bundle (unique: it holds the serial).
+
+    Private = in neither the host's own ca-certificates package (/usr/share/ca-certificates) nor the
+    image's Debian bundle. Public CAs differ between ca-certificates releases (and pip vendors its own
+    list), so comparing against one list alone would flag a public CA that one release dropped.
+    """
     from pufferlib.tank.containers import RunSpec, run_captured
 
     spec = RunSpec(lib_image, ["cat", "/etc/ssl/certs/ca-certificates.crt"], gpus="none", timeout=60)
     result = run_captured(docker_client, spec)
     assert result.exit_code == 0, result.stderr
-    host_only = pem_bodies(host_bundle.read_text()) - pem_bodies(result.stdout)
-    return [body.splitlines()[0].encode() for body in host_only]
+    public = pem_bodies(result.stdout)
+    for shipped in Path("/usr/share/ca-certificates").rglob("*.crt"):
+        public |= pem_bodies(shipped.read_text(errors="replace"))
+    private = pem_bodies(host_bundle.read_text()) - public
+    return [body.splitlines()[0].encode() for body in private]
 
 
 def test_history_and_config_hold_no_certificate(docker_client, lib_image, needles):
