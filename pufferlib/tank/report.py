@@ -119,7 +119,7 @@ def render_html(report: Report) -> str:
                 cells.append('<td class="cell" style="background:#fff"></td>')
                 continue
             host = cell.host or host
-            label = f"{cell.seconds:.1f}s"
+            label = "skip" if cell.status == "skip" else f"{cell.seconds:.1f}s"
             if cell.sps:
                 label += f"<br><small>{cell.sps:,.0f}/s</small>"
             tip = html.escape(f"{cell.status}: {cell.detail}", quote=True)
