@@ -13,6 +13,8 @@ container      (function) a TrackedContainer (docker-stacks style): run_and_wait
                test ends, pass or fail. A session finalizer removes any container with the session's label.
                Pass image=... per call, or use:
 lib_container  (function) the same, with lib_image as the default image.
+source_copy    (function) a copy of exactly what the stages read, for tests that edit or break the source.
+namespace      (function) a throwaway image namespace (puffertank-test-<id>); its tags are removed afterwards.
 
 Tests that use image_chain / lib_image get a longer pytest timeout (the first one may build the chain).
 """
@@ -20,17 +22,20 @@ Tests that use image_chain / lib_image get a longer pytest timeout (the first on
 from __future__ import annotations
 
 import contextlib
+import shutil
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
-from pufferlib.tank.images import BuildOptions, ChainResult, build_chain  # noqa: E402
+from pufferlib.tank.images import STAGE_SPECS, STAGES, BuildOptions, ChainResult, build_chain  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[2]
 TEST_LABEL = "puffertank.test"
 SESSION_ID = uuid.uuid4().hex[:12]
 CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
@@ -177,3 +182,29 @@ def lib_container(docker_client: docker.DockerClient, lib_image: str) -> Iterato
     tracked = TrackedContainer(docker_client, lib_image)
     yield tracked
     tracked.remove_all()
+
+
+@pytest.fixture
+def source_copy(tmp_path: Path) -> Path:
+    """Exactly what the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, README.md."""
+    copy = tmp_path / "src"
+    copy.mkdir()
+    for stage in STAGES:
+        shutil.copy2(REPO / STAGE_SPECS[stage].dockerfile, copy)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl")
+    for folder in ("docker", "pufferlib"):
+        shutil.copytree(REPO / folder, copy / folder, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, copy)
+    return copy
+
+
+@pytest.fixture
+def namespace(docker_client):
+    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    for image in docker_client.images.list():
+        for tag in image.tags:
+            if tag.startswith(f"{name}/"):
+                docker_client.images.remove(tag)

@@ -7,43 +7,14 @@ so puffertank/lib:cpu is never replaced by the edited image. The lib rebuild tim
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 
-from pufferlib.tank.images import STAGE_SPECS, STAGES, BuildOptions, build_chain
+from pufferlib.tank.images import STAGES, BuildOptions, build_chain
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def source_copy(tmp_path: Path) -> Path:
-    """Exactly what the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, README.md."""
-    copy = tmp_path / "src"
-    copy.mkdir()
-    for stage in STAGES:
-        shutil.copy2(REPO / STAGE_SPECS[stage].dockerfile, copy)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl")
-    for folder in ("docker", "pufferlib"):
-        shutil.copytree(REPO / folder, copy / folder, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
-        if (REPO / name).exists():
-            shutil.copy2(REPO / name, copy)
-    return copy
-
-
-@pytest.fixture
-def namespace(docker_client):
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    yield name
-    for image in docker_client.images.list():
-        for tag in image.tags:
-            if tag.startswith(f"{name}/"):
-                docker_client.images.remove(tag)
 
 
 def build(source: Path, namespace: str, client) -> dict:

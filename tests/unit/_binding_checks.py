@@ -7,9 +7,12 @@ sequence, for the seeding tests.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
+import pufferlib.environments as environments
 from pufferlib import spaces as pspaces
 from pufferlib.environments.registry import Binding
 from pufferlib.smoke import random_actions
@@ -76,3 +79,20 @@ def trace(env, steps: int, seed: int, action_seed: int = 0) -> np.ndarray:
     finally:
         env.close()
     return np.stack(frames)
+
+
+def assert_close_stops_threads(name: str) -> None:
+    """A native multi-env with worker threads (num_threads=2) leaves none running after close()."""
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("counts threads through /proc (Linux)")
+
+    def threads() -> int:
+        return len(os.listdir("/proc/self/task"))
+
+    before = threads()
+    env = environments.make(name, num_envs=4, num_threads=2)
+    env.reset(seed=0)
+    env.step(np.zeros(4, np.int64))
+    assert threads() > before
+    env.close()
+    assert threads() == before
