@@ -40,6 +40,10 @@ class Binding:
     description: str = ""
     seeding: str = "full"  # or a sentence saying what the env does not honour
     kwargs: dict[str, Any] = field(default_factory=dict)  # bound arguments of `make`
+    # Observations that are rendered frames: the shape of one frame, e.g. (84, 84, 3); () for none. The
+    # matrix's `render` check then asserts the frames have it and are not blank. The env may report which
+    # renderer drew them as `env.render_backend` (a string, or a callable returning one).
+    pixels: tuple[int, ...] = ()
 
     @property
     def family(self) -> str:
@@ -86,6 +90,7 @@ class Binding:
             "install_hint": self.install_hint,
             "missing": self.missing(),
             "seeding": self.seeding,
+            "pixels": list(self.pixels),
             "description": self.description,
         }
 
