@@ -19,10 +19,14 @@ import os
 
 from pufferlib.environments import (
     atari,
+    box2d,
     butterfly,
     classic_control,
+    dm_control,
+    metaworld,
     minigrid,
     minihack,
+    mujoco,
     nethack,
     ocean,
     procgen,
@@ -38,7 +42,20 @@ from pufferlib.environments.registry import (
     register,
 )
 
-FAMILIES = (ocean, classic_control, minigrid, procgen, nethack, minihack, butterfly, atari)
+FAMILIES = (
+    ocean,
+    classic_control,
+    minigrid,
+    procgen,
+    nethack,
+    minihack,
+    butterfly,
+    atari,
+    box2d,
+    mujoco,
+    dm_control,
+    metaworld,
+)
 
 PLUGINS = tuple(
     importlib.import_module(name.strip())
