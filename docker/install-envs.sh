@@ -2,8 +2,9 @@
 # Envs stage, run as the venv's owner: the RL environment packages (pinned in constraints/envs.txt) and
 # pufferlib's remaining runtime deps, then `pip check` and a check that every family makes, resets and steps.
 #
-#   bash docker/install-envs.sh            # what Dockerfile.envs runs
-#   bash docker/install-envs.sh --dry-run  # print the pip commands only
+#   bash docker/install-envs.sh                              # install and check
+#   bash docker/install-envs.sh --strip-with /tmp/strip-tools  # what Dockerfile.envs runs (see strip_libraries)
+#   bash docker/install-envs.sh --dry-run                    # print the commands only
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
@@ -24,6 +25,7 @@ PACKAGES=(
 NO_DEPS=(craftax flax bsuite)
 
 DRY_RUN=0
+STRIP_ROOT=""
 run() {
   if [ "$DRY_RUN" = 1 ]; then echo "+ $*"; else "$@"; fi
 }
@@ -55,15 +57,48 @@ check_requirements() {
   echo "install-envs: pip check clean (less $(printf '%s\n' "$accepted" | sed '/^$/d' | wc -l) accepted line(s))"
 }
 
+# Shrink the shared libraries this stage installed (not the base stage's: touching those would copy them into
+# this layer): --strip-unneeded drops symbol tables and keeps what the loader needs (jaxlib alone: 106 MB).
+# Libraries that auditwheel repaired (inside a *.libs folder, or an RPATH into one) are left alone: patchelf
+# edited them and strip corrupts that (scipy's openblas: "ELF load command address/offset not page-aligned").
+# check_envs runs afterwards, on the stripped files. STRIP_ROOT is a Debian root holding binutils (a build
+# stage bind-mounted here), so binutils never lands in the image.
+strip_libraries() {
+  local marker=$1 site before lib
+  if [ -z "$STRIP_ROOT" ]; then return; fi
+  if [ "$DRY_RUN" = 1 ]; then echo "+ strip --strip-unneeded <the new shared libraries auditwheel did not edit>"; return; fi
+  site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  before=$(du -sm "$site" | cut -f1)
+  export LD_LIBRARY_PATH="$STRIP_ROOT/usr/lib/x86_64-linux-gnu"  # binutils' own libraries
+  while IFS= read -r -d '' lib; do
+    case "$lib" in */*.libs/*) continue ;; esac
+    if "$STRIP_ROOT/usr/bin/readelf" -d "$lib" | grep -E '\((RPATH|RUNPATH)\)' | grep -q '\.libs'; then continue; fi
+    "$STRIP_ROOT/usr/bin/strip" --strip-unneeded "$lib"
+  done < <(find "$site" -type f \( -name '*.so' -o -name '*.so.*' \) -newer "$marker" -print0)
+  unset LD_LIBRARY_PATH
+  echo "install-envs: stripped the new shared libraries: site-packages $before MB -> $(du -sm "$site" | cut -f1) MB"
+}
+
 check_envs() {
   run python "$here/check_envs.py"
 }
 
 main() {
-  if [ "${1:-}" = "--dry-run" ]; then DRY_RUN=1; fi
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dry-run) DRY_RUN=1 ;;
+      --strip-with) STRIP_ROOT=${2:?--strip-with needs a directory}; shift ;;
+      *) echo "install-envs: unknown argument $1 (use --dry-run, --strip-with DIR)" >&2; return 2 ;;
+    esac
+    shift
+  done
+  local marker
+  marker=$(mktemp)  # files newer than this were installed by this stage
   setup_pip
   install_packages
   check_requirements
+  strip_libraries "$marker"
+  rm -f "$marker"
   check_envs
 }
 
