@@ -318,10 +318,17 @@ def run_one(name: str) -> int:
 
 def run_child(name: str) -> tuple[str, bool, float, str]:
     start = time.perf_counter()
+    # In a scratch directory: some packages write files where they run (ViZDoom's _vizdoom.ini, MuJoCo's
+    # MUJOCO_LOG.TXT), which must not land in the image's /workspace.
     try:
-        proc = subprocess.run(
-            [sys.executable, __file__, "--one", name], capture_output=True, text=True, timeout=TIMEOUT
-        )
+        with tempfile.TemporaryDirectory(prefix="check-envs-") as scratch:
+            proc = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--one", name],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT,
+                cwd=scratch,
+            )
     except subprocess.TimeoutExpired:
         return name, False, time.perf_counter() - start, f"timed out after {TIMEOUT:.0f} s"
     seconds = time.perf_counter() - start
