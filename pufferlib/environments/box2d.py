@@ -93,8 +93,8 @@ def _binding(name: str) -> Binding:
         extra="box2d",
         policy=PixelPolicy if pixels else Policy,
         requires=("Box2D", "pygame") if pixels else ("Box2D",),
-        # CarRacing renders every step in Python (~100-200 steps/s on one core), the others are fast.
-        smoke=SmokeSpec(steps=64 if pixels else 256, seconds=120.0),
+        # CarRacing renders every step in Python (~100 steps/s on one core), the others are fast.
+        smoke=SmokeSpec(steps=16 if pixels else 256, seconds=120.0),
         solved=gymnasium.spec(env_id).reward_threshold,
         pixels=pixels,
         description=description,

@@ -92,11 +92,11 @@ TASKS = (
     ("walker", "run"),
 )
 NAMES = tuple(f"{domain}-{task}" for domain, task in TASKS)
-# The registered set (exercised by the integration matrix): the usual DMC benchmark tasks with state
-# observations, and two with pixels. Every other task (and the pixels variant of each) is made on demand.
+# The registered set (exercised by the integration matrix, whose time budget it shares with every other
+# family): the usual DMC benchmark tasks with state observations, one per domain, and one with pixels.
+# Every other task (and the pixels variant of each) is made on demand.
 REGISTERED = (
     "ball_in_cup-catch",
-    "cartpole-balance",
     "cartpole-swingup",
     "cheetah-run",
     "finger-spin",
@@ -105,7 +105,6 @@ REGISTERED = (
     "reacher-easy",
     "walker-walk",
     "cartpole-swingup-pixels",
-    "walker-walk-pixels",
 )
 
 
@@ -198,7 +197,8 @@ def _binding(name: str) -> Binding:
         extra="dm_control",
         policy=PixelPolicy if pixels else Policy,
         requires=("dm_control", "shimmy"),
-        smoke=SmokeSpec(steps=64 if pixels or heavy else 256, seconds=120.0),
+        # Pixels render every step in software on the CPU (~100 frames/s on one core): a few steps suffice.
+        smoke=SmokeSpec(steps=16 if pixels else 32 if heavy else 128, seconds=120.0),
         pixels=FRAME if pixels else (),
         description=f"DMC {domain} {task}: {observes}",
     )
