@@ -6,8 +6,9 @@ headless (MUJOCO_GL, EGL through Mesa on the CPU), and Griddly a sprite frame (V
 lavapipe). Each check runs in a child process with a time limit, so a segfault or a hang in one package
 fails that check by name. Offline: the Atari ROMs ship with ale-py, the free retro ROMs with stable-retro.
 
-    python docker/check_envs.py              # all checks
-    python docker/check_envs.py --one mujoco # one, in this process
+    python docker/check_envs.py                             # all checks
+    python docker/check_envs.py --only crafter              # some, each in a child process
+    python docker/check_envs.py --one crafter               # one, in this process
 """
 
 from __future__ import annotations
@@ -342,13 +343,17 @@ def run_child(name: str) -> tuple[str, bool, float, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one", choices=sorted(CHECKS), help="run one check in this process")
+    parser.add_argument(
+        "--only", action="append", choices=sorted(CHECKS), help="run these checks (repeatable)"
+    )
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="checks run at once")
     args = parser.parse_args(argv)
     if args.one:
         return run_one(args.one)
     failed: list[str] = []
+    names = args.only or list(CHECKS)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for name, ok, seconds, detail in pool.map(run_child, CHECKS):
+        for name, ok, seconds, detail in pool.map(run_child, names):
             if ok:
                 print(f"check_envs: ok   {name} ({seconds:.1f} s): {detail}", flush=True)
             else:
@@ -359,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
             f"check_envs: {len(failed)} environment package(s) broken: {', '.join(failed)}", file=sys.stderr
         )
         return 1
-    print(f"check_envs: all {len(CHECKS)} checks passed")
+    print(f"check_envs: all {len(names)} checks passed")
     return 0
 
 

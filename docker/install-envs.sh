@@ -6,7 +6,7 @@
 #   bash docker/install-envs.sh --strip-with /tmp/strip-tools  # what Dockerfile.envs runs (see strip_libraries)
 #   bash docker/install-envs.sh --dry-run                    # print the commands only
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
 
 # Resolved together. base.txt too, so nothing here can move torch or setuptools out from under the base stage.
@@ -102,4 +102,5 @@ main() {
   check_envs
 }
 
-main "$@"
+# Sourcing defines the functions without running (tests/unit/test_install_envs.py calls them one by one).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
