@@ -2,10 +2,11 @@
 
 docker_client  (session) a connected Docker SDK client; the session fails with the fix when no engine answers.
 image_chain    (session) builds the cpu chain base -> envs -> lib once per session with `puffertank build`'s
-               own code (pufferlib.tank.images.build_chain), or reuses it when its inputs are unchanged (a
-               few seconds); returns a SessionChain: .result (the ChainResult: tags, content-hash tags, image
-               ids, what was built) and .image(stage), a session tag. Cold, on 2 cores: about 4 minutes; it
-               takes the machine-wide build lock, so concurrent sessions wait instead of building twice.
+               own code (pufferlib.tank.build.chain.build_chain), or reuses it when its inputs are unchanged
+               (a few seconds); returns a SessionChain: .result (the ChainResult: tags, content-hash tags,
+               image ids, what was built) and .image(stage), a session tag. Cold, on 2 cores: about 4
+               minutes; it takes the machine-wide build lock, so concurrent sessions wait instead of building
+               twice.
 lib_image      (session) a tag of the cpu lib image that stays valid for the whole session
                (puffertank-session/lib:<session id>), even if someone rebuilds puffertank/lib:cpu meanwhile.
 container      (function) a TrackedContainer (docker-stacks style): run_and_wait(...) / run_detached(...)
@@ -33,7 +34,10 @@ import pytest
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
-from pufferlib.tank.images import STAGE_SPECS, STAGES, BuildOptions, ChainResult, build_chain  # noqa: E402
+from pufferlib.tank.build.chain import ChainResult, build_chain  # noqa: E402
+from pufferlib.tank.build.options import BuildOptions  # noqa: E402
+from pufferlib.tank.build.plan import STAGE_SPECS  # noqa: E402
+from pufferlib.tank.names import STAGES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_LABEL = "puffertank.test"

@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
-from pufferlib.tank.images import STAGES, BuildOptions, build_chain
+from pufferlib.tank.build.chain import build_chain
+from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.build.resolve import torch_version
+from pufferlib.tank.cuda import facts
+from pufferlib.tank.names import STAGES
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH = torch_version(REPO)
+PYPI_CUDA = facts(REPO).pypi_cuda(TORCH)  # docker/cuda.toml: what PyPI's torch is built for
 
 pytestmark = [
     pytest.mark.docker,
@@ -39,7 +48,7 @@ def cuda_chain(docker_client):
 def test_cuda_images_and_labels(docker_client, cuda_chain, capsys):
     lib = docker_client.images.get(cuda_chain.tag("lib"))
     assert lib.labels["puffertank.variant"] == "cuda"
-    assert lib.labels["puffertank.cuda-version"] == "13.0"
+    assert lib.labels["puffertank.cuda-version"] == PYPI_CUDA
     with capsys.disabled():
         print(f"\n[budget] cuda lib image: {lib.attrs['Size'] / 1e9:.2f} GB (<= 7 GB)")
 
@@ -52,8 +61,8 @@ def test_cuda_torch_and_compiler(container, cuda_chain):
     )
     out = container.run_and_wait(["sh", "-c", script], image=cuda_chain.hash_tag("lib"), timeout=300).stdout
     lines = out.splitlines()
-    assert lines[0].startswith("2.13.0") and lines[0].endswith(" 13.0"), out
-    assert "cuda_13.0" in lines[1], out
+    assert lines[0].startswith(TORCH) and lines[0].endswith(f" {PYPI_CUDA}"), out
+    assert f"cuda_{PYPI_CUDA}" in lines[1], out
     assert lines[2] == "/usr/local/cuda", out
 
 

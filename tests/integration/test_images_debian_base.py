@@ -10,16 +10,17 @@ import uuid
 
 import pytest
 
-from pufferlib.tank import images
-from pufferlib.tank.images import DEBIAN_BASE_TAG, ensure_debian_base
+from pufferlib.tank.build import debian
+from pufferlib.tank.build.debian import ensure_debian_base
+from pufferlib.tank.names import DEBIAN_BASE
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
 def made_tag(docker_client, image_chain):
-    if DEBIAN_BASE_TAG in images.MADE_BY_DEBOOTSTRAP:
-        yield DEBIAN_BASE_TAG  # made by this session's chain build
+    if DEBIAN_BASE in debian.MADE_BY_DEBOOTSTRAP:
+        yield DEBIAN_BASE  # made by this session's chain build
         return
     tag = f"puffertank-test/debian:{uuid.uuid4().hex[:8]}"
     said: list[str] = []
@@ -30,7 +31,7 @@ def made_tag(docker_client, image_chain):
 
 
 def test_a_made_base_is_debian_12_without_package_cache(made_tag, container):
-    assert made_tag in images.MADE_BY_DEBOOTSTRAP
+    assert made_tag in debian.MADE_BY_DEBOOTSTRAP
     script = ". /etc/os-release; echo $VERSION_ID; ls /var/cache/apt/archives/*.deb 2>/dev/null | wc -l"
     out = container.run_and_wait(["sh", "-c", script], image=made_tag).stdout.split()
     assert out == ["12", "0"], out

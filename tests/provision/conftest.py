@@ -51,7 +51,7 @@ def docker_client() -> Iterator[docker.DockerClient]:
 def debian_base(docker_client: docker.DockerClient) -> str:
     """A local Debian 12 image (debootstrap + import), made by the image chain's helper when missing."""
     try:
-        from pufferlib.tank.images import ensure_debian_base
+        from pufferlib.tank.build.debian import ensure_debian_base
     except ImportError:
         ensure_debian_base = None
     if ensure_debian_base is not None:
