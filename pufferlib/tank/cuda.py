@@ -69,7 +69,7 @@ def cuda_of_index(url: str) -> str | None:
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
-    """'580.65.06' -> (580, 65, 6); junk after the numbers is ignored."""
+    """'550.163.01' -> (550, 163, 1); junk after the numbers is ignored."""
     match = re.match(r"\d+(\.\d+)*", version.strip())
     if not match:
         raise ValueError(f"not a version: {version!r}")

@@ -45,10 +45,27 @@ SESSION_ID = uuid.uuid4().hex[:12]
 CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
 
 
+# Tests that use the engine without carrying the `docker` marker: deselected by -m "not docker" all the same
+# (so that really is the no-engine suite), and failed when they run, saying to add the marker.
+UNMARKED: set[str] = set()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if {"image_chain", "lib_image", "lib_container"} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"image_chain", "lib_image", "lib_container"} & fixtures:
             item.add_marker(pytest.mark.timeout(CHAIN_TIMEOUT))
+        if "docker_client" in fixtures and item.get_closest_marker("docker") is None:
+            item.add_marker(pytest.mark.docker)
+            UNMARKED.add(item.nodeid)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in UNMARKED:
+        pytest.fail(
+            f"{item.nodeid} uses the Docker engine (fixture docker_client) but has no docker marker. "
+            "Fix: pytestmark = pytest.mark.docker in its file"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from pufferlib.tank.matrix import LABEL
+
+pytestmark = pytest.mark.docker
 
 PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 

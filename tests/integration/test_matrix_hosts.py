@@ -19,6 +19,8 @@ docker = pytest.importorskip("docker")
 
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select  # noqa: E402
 
+pytestmark = pytest.mark.docker
+
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
@@ -95,7 +97,7 @@ def second_daemon(docker_client, lib_image):
 def two_host_report(docker_client, lib_image, second_daemon):
     hosts = [Host("local", docker_client), Host.connect(second_daemon)]
     plan = Plan(image=lib_image, variant="cpu", hosts=hosts, bindings=[], jobs=1)
-    plan.bindings = select(registered_bindings(hosts[0], lib_image, plan.run_id, []), ["ocean/*"])
+    plan.bindings = select(registered_bindings(hosts[0], plan), ["ocean/*"])
     return plan, run_matrix(plan)
 
 
