@@ -1,5 +1,6 @@
 """`puffertank matrix` as a user runs it: bad input is explained, Ctrl-C leaves nothing behind."""
 
+import re
 import signal
 import subprocess
 import sys
@@ -35,7 +36,9 @@ def test_bad_jobs_and_plugin(tmp_path):
     assert "not a .py file" in run("matrix", "--plugin", str(tmp_path / "nope.txt")).stderr
 
 
-def test_ctrl_c_removes_the_containers(docker_client, lib_image):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["INT", "TERM", "HUP"])
+def test_an_interrupt_removes_the_containers(docker_client, lib_image, sig):
+    """Ctrl-C, and SIGTERM/SIGHUP (a stopped CI job, a dropped SSH session) the same way."""
     proc = subprocess.Popen(
         [*PUFFERTANK, "matrix", "--image", lib_image, "--variant", "cpu", "--env", "ocean/*", "--jobs", "2"],
         stdout=subprocess.PIPE,
@@ -47,8 +50,8 @@ def test_ctrl_c_removes_the_containers(docker_client, lib_image):
         assert proc.poll() is None, proc.stdout.read()
         assert time.monotonic() < deadline, "no matrix container started within 120 s"
         time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=90)
-    assert proc.returncode == 130, out
-    assert "interrupted" in out
-    assert docker_client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert proc.returncode == 128 + sig, out
+    run_id = re.search(rf"interrupted; removed the run's containers \(label {LABEL}=(\w+)\)", out).group(1)
+    assert docker_client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}) == []
