@@ -472,19 +472,19 @@ def main(args: argparse.Namespace) -> int:
     image = args.image or image_ref("lib", variant)
     for host in hosts:
         require_host_image(host, image, variant)
-    plan = Plan(
-        image, variant, hosts, [], args.jobs, args.timeout, [p.resolve() for p in args.plugin], gpus=args.gpus
-    )
-    plan.bindings = select(registered_bindings(hosts[0], plan), args.env)
-    gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
-    print(
-        f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {image} "
-        f"({', '.join(h.url for h in hosts)}; {args.jobs} job(s) per host; {gpus})",
-        flush=True,
-    )
+    plugins = [p.resolve() for p in args.plugin]
+    plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, gpus=args.gpus)
     try:
+        plan.bindings = select(registered_bindings(hosts[0], plan), args.env)
+        gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
+        print(
+            f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {image} "
+            f"({', '.join(h.url for h in hosts)}; {args.jobs} job(s) per host; {gpus})",
+            flush=True,
+        )
         report = run_matrix(plan, Progress([b["name"] for b in plan.bindings]))
     except KeyboardInterrupt as exc:
+        cleanup(hosts, plan.run_id)
         print(f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={plan.run_id})")
         return exit_status(exc)
     counts = report.counts()
