@@ -1,11 +1,14 @@
-"""The cuda variant builds: PyPI's CUDA torch, the CUDA compiler, labels. ~5 GB of image and ~2.7 GB of
-download, so it is opt-in: PUFFERTANK_TEST_CUDA=1 pytest -m cuda_build. Removes what it made afterwards
-(images, and the BuildKit cache it filled) unless PUFFERTANK_KEEP_CUDA=1."""
+"""The cuda variant builds: PyPI's CUDA torch, the CUDA compiler, labels, and the matrix runs on it. ~5 GB
+of image and ~2.7 GB of download, so it is opt-in: PUFFERTANK_TEST_CUDA=1 pytest -m cuda_build. Removes
+what it made afterwards (images, and the BuildKit cache it filled) unless PUFFERTANK_KEEP_CUDA=1."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,10 @@ import pytest
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.options import BuildOptions
 from pufferlib.tank.build.resolve import torch_version
+from pufferlib.tank.containers import nvidia_runtime_available
 from pufferlib.tank.cuda import facts
 from pufferlib.tank.names import STAGES
+from pufferlib.tank.variant import nvidia_gpus
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = torch_version(REPO)
@@ -103,3 +108,24 @@ def test_a_cuda_extension_compiles_links_and_loads(container, cuda_chain):
     )
     assert result.exit_code == 0, result
     assert "built add_one_launch" in result.stdout
+
+
+def test_matrix_on_the_cuda_image(docker_client, cuda_chain, tmp_path):
+    """`puffertank matrix --variant cuda` requests GPUs: with one, the gpu cell passes; without one (or with
+    a driver too old for the image's CUDA) it is red and names the driver situation, never a skip."""
+    argv = [sys.executable, "-m", "pufferlib.tank.cli", "matrix", "--variant", "cuda"]
+    res = subprocess.run(
+        [*argv, "--image", cuda_chain.hash_tag("lib"), "--env", "ocean/squared", "--report", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert "GPUs requested (the cuda variant)" in res.stdout, res.stdout + res.stderr
+    rows = json.loads((tmp_path / "matrix.json").read_text())["rows"]
+    gpu = next(row for row in rows if row["check"] == "gpu")
+    if nvidia_runtime_available(docker_client) and nvidia_gpus():
+        assert gpu["status"] == "pass", gpu
+        assert res.returncode == 0, res.stdout
+    else:
+        assert gpu["status"] == "fail" and res.returncode == 1, gpu
+        assert f"is built for CUDA {PYPI_CUDA}" in gpu["detail"] and "NVIDIA driver" in gpu["detail"], gpu
