@@ -79,6 +79,21 @@ class TlsOptions:
         return docker.tls.TLSConfig(client_cert=client_cert, ca_cert=ca, verify=self.verify)
 
 
+class _TlsApi(docker.APIClient):
+    """requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE (set on hosts behind a TLS proxy) replace the CA a
+    session verifies with; for an engine, the CA named for it (or no check with --tls) must win."""
+
+    def merge_environment_settings(self, url: str, proxies, stream, verify, cert) -> dict:  # requests' own
+        settings = super().merge_environment_settings(url, proxies, stream, verify, cert)
+        settings["verify"] = self.verify
+        return settings
+
+
+class _TlsClient(docker.DockerClient):
+    def __init__(self, **kwargs: object) -> None:
+        self.api = _TlsApi(**kwargs)
+
+
 def connect(
     url: str, tls: TlsOptions | None = None, *, insecure: bool = False, timeout: int = 120
 ) -> docker.DockerClient:
@@ -98,7 +113,7 @@ def connect(
         if scheme == "ssh":
             client = docker.DockerClient(base_url=url, use_ssh_client=True, timeout=timeout)
         elif scheme in ("tcp", "http") and tls.enabled:
-            client = docker.DockerClient(base_url=url, tls=tls.config(), timeout=timeout)
+            client = _TlsClient(base_url=url, tls=tls.config(), timeout=timeout)
         else:
             client = docker.DockerClient(base_url=url, timeout=timeout)
         client.ping()

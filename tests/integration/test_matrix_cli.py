@@ -1,5 +1,7 @@
 """`puffertank matrix` as a user runs it: bad input is explained, Ctrl-C leaves nothing behind."""
 
+import json
+import os
 import re
 import signal
 import subprocess
@@ -29,6 +31,24 @@ def test_missing_image_names_the_fix(docker_client):
     out = run("matrix", "--image", "puffertank/lib:no-such-tag", "--variant", "cpu")
     assert out.returncode == 1
     assert "puffertank/lib:no-such-tag" in out.stderr and "puffertank build --variant cpu" in out.stderr
+
+
+def test_plain_tcp_engines_are_refused():
+    """tcp:// without TLS is root on that box for anyone who reaches the port: refused, with the ways out."""
+    out = run("matrix", "--host", "tcp://127.0.0.1:9", "--variant", "cpu")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "refusing the plain-HTTP Docker engine tcp://127.0.0.1:9" in out.stderr
+    assert "ssh://USER@HOST" in out.stderr and "--tlsverify" in out.stderr and "--insecure" in out.stderr
+    # the same rule for DOCKER_HOST, with its own way to accept the risk
+    env = {**os.environ, "DOCKER_HOST": "tcp://127.0.0.1:9"}
+    refused = subprocess.run([*PUFFERTANK, "doctor", "--json"], capture_output=True, text=True, env=env)
+    docker_check = json.loads(refused.stdout)["checks"][0]
+    assert docker_check["status"] == "fail" and "refusing the plain-HTTP" in docker_check["detail"]
+    # asked for: then it is only a connection that fails (nothing listens there)
+    insecure = run("matrix", "--host", "tcp://127.0.0.1:9", "--insecure", "--variant", "cpu")
+    assert (
+        insecure.returncode == 1 and "cannot reach the Docker engine at tcp://127.0.0.1:9" in insecure.stderr
+    )
 
 
 def test_bad_jobs_and_plugin(tmp_path):
