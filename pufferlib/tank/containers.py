@@ -169,7 +169,11 @@ def tracked(
             client.api.put_archive(container.id, "/", _archive(spec.copy_in))
         yield container
     finally:
-        remove(container)
+        try:
+            remove(container)
+        except KeyboardInterrupt:  # a second signal while removing: finish removing, then stop
+            remove(container)
+            raise
 
 
 @dataclass

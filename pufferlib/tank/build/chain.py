@@ -114,7 +114,7 @@ def _build(
     plan: StagePlan, source: Path, cli: BuildCli, client: docker.DockerClient, opts: BuildOptions, log: Log
 ) -> StageResult:
     name = plan.stage.name
-    log(f"  {name:<4} building {plan.tag} with {cli.describe()}")
+    log(f"  {name:<4} building {plan.tag} on {plan.parent.ref} with {cli.describe()}")
     started = time.monotonic()
     context = stage_context(plan, source)
     try:
