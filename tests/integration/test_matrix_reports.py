@@ -15,9 +15,7 @@ pytestmark = pytest.mark.docker
 def written(docker_client, lib_image, tmp_path_factory):
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2)
-    plan.bindings = select(
-        registered_bindings(host, plan), ["ocean/spaces", "ocean/multiagent"]
-    )
+    plan.bindings = select(registered_bindings(host, plan), ["ocean/spaces", "ocean/multiagent"])
     report = run_matrix(plan)
     return report, write_all(report, tmp_path_factory.mktemp("report"))
 
