@@ -53,7 +53,7 @@ def check_row(exp, n, solution):
             assert (obs[t + 1] == -1).all() and exp["starts"][n, t + 1] == 1
             continue
         expected = obs[t].copy()
-        expected[entered] = exp["actions"][n, t, 0]
+        expected[entered] = exp["actions"][n, t]  # Discrete(2): one action per row
         np.testing.assert_array_equal(obs[t + 1], expected)
         final = entered + 1 == len(solution)
         assert exp["terminals"][n, t] == final

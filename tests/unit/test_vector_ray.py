@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from _vector_envs import counter, counter_failing_in_env_2
+from _vector_envs import counter, counter_failing_in_env_2, random_actions
 
 import pufferlib.vector
 from pufferlib.environments import ocean
@@ -38,10 +38,9 @@ def trace(backend, name, **kwargs):
     out = []
     with pufferlib.vector.make(creator, backend=backend, num_envs=2, seed=4, **kwargs) as vecenv:
         vecenv.async_reset()
-        space = vecenv.single_action_space
         for _ in range(7):
             out += [a.copy() for a in vecenv.recv() if isinstance(a, np.ndarray)]  # with ids and masks
-            vecenv.send(rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, len(space.nvec))))
+            vecenv.send(random_actions(vecenv, rng))
     return out
 
 
