@@ -28,6 +28,39 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
+# RL Zoo's CartPole-v1 settings for PPO.
+ZOO = dict(
+    n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0, learning_rate=1e-3
+)
+
+
+@pytest.mark.slow
+def test_same_episodes_as_dummy_vec_env(one_thread):
+    """Seeded alike, SB3's PPO sees exactly the episodes it sees on its own DummyVecEnv."""
+    from stable_baselines3.common.env_util import make_vec_env
+
+    def episodes(venv):
+        model = sb3.PPO("MlpPolicy", venv, seed=0, device="cpu", **ZOO)
+        model.learn(total_timesteps=2_560)
+        venv.close()
+        return [(ep["r"], ep["l"]) for ep in model.ep_info_buffer]
+
+    theirs = episodes(make_vec_env("CartPole-v1", n_envs=8, seed=0))
+    ours = episodes(
+        SB3VecEnv(
+            make_vector(
+                CARTPOLE,
+                num_envs=8,
+                backend="multiprocessing",
+                num_workers=2,
+                overwork=True,
+                autoreset_mode="SameStep",
+            )
+        )
+    )
+    assert len(theirs) > 50 and ours == theirs
+
+
 @pytest.mark.slow
 def test_ppo_learns_cartpole(one_thread):  # 20-40 s on 2 shared cores (load 2-7)
     venv = SB3VecEnv(
@@ -40,21 +73,7 @@ def test_ppo_learns_cartpole(one_thread):  # 20-40 s on 2 shared cores (load 2-7
             autoreset_mode="SameStep",
         )
     )
-    # RL Zoo's CartPole-v1 settings for PPO.
-    model = sb3.PPO(
-        "MlpPolicy",
-        venv,
-        n_steps=32,
-        batch_size=256,
-        gae_lambda=0.8,
-        gamma=0.98,
-        n_epochs=20,
-        ent_coef=0.0,
-        learning_rate=1e-3,
-        clip_range=0.2,
-        seed=0,
-        device="cpu",
-    )
+    model = sb3.PPO("MlpPolicy", venv, seed=0, device="cpu", **ZOO)
     model.learn(total_timesteps=25_000)
     trained = np.mean([ep["r"] for ep in model.ep_info_buffer])
     venv.close()
