@@ -232,7 +232,7 @@ def unflatten_action(flat: np.ndarray, space: gymnasium.Space) -> Any:
     if isinstance(space, spaces.Box):
         return flat
     if isinstance(space, spaces.Discrete):  # a top-level Discrete stays Discrete: one integer
-        return int(np.asarray(flat).reshape(())) + int(space.start)
+        return int(flat) + int(space.start)
     value, _ = _unflatten(np.asarray(flat), 0, space)
     return value
 
