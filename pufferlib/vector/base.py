@@ -594,19 +594,17 @@ class VectorEnv:
                     f"{type(self).__name__}: actions must have shape {self._atn_shape} (agents_per_batch="
                     f"{self.agents_per_batch}, action space {self.single_action_space}), got {actions.shape}"
                 )
-        if self._atn_discrete and actions.dtype != self._atn_dtype:
+        if self._atn_discrete and actions.dtype is not self._atn_dtype:
             # Another dtype is cast into the buffer's int32, where 1e20 would silently become
             # INT_MIN: check here, on the caller's values, what a cast would hide from the env.
-            integral = actions.dtype.kind in "iub" or (
-                actions.dtype.kind == "f" and bool(np.all(np.mod(actions, 1) == 0))
-            )
-            if not integral:
+            kind = actions.dtype.kind
+            if kind not in "iub" and (kind != "f" or not np.all(np.mod(actions, 1) == 0)):
                 raise APIUsageError(
                     f"{type(self).__name__}: discrete actions must be integers, got dtype {actions.dtype}"
                 )
             low, high = self._atn_range
             if actions.size <= 64:  # small batches: plain Python beats numpy's per-call overhead
-                values = actions.ravel().tolist()
+                values = actions.tolist() if actions.ndim == 1 else actions.ravel().tolist()
                 outside = bool(values) and (min(values) < low or max(values) > high)
             else:
                 outside = bool(actions.min() < low or actions.max() > high)
