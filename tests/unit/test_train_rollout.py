@@ -11,7 +11,8 @@ import torch
 
 import pufferlib.environments as envs
 from pufferlib.train import config
-from pufferlib.train.ppo import Runner, collect, make_policy, make_vecenv
+from pufferlib.train.ppo import Runner, collect
+from pufferlib.train.setup import make_policy, make_vecenv
 
 LAYOUTS = {
     "serial-sync": {"vec.backend": "serial", "vec.num_envs": 4},

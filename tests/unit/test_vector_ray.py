@@ -4,17 +4,21 @@ Ray starts slowly, so one instance serves the module and the checks are few.
 """
 
 import functools
+import importlib.util
 import os
 import time
 
 import numpy as np
 import pytest
+from _strict import skip_or_fail
 from _vector_envs import counter, counter_failing_in_env_2, random_actions
 
 import pufferlib.vector
 from pufferlib.environments import ocean
 
-ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra: pip install 'pufferlib[ray]'")
+if importlib.util.find_spec("ray") is None:
+    skip_or_fail("the Ray backend needs the ray extra: pip install 'pufferlib[ray]'")
+import ray
 
 
 @pytest.fixture(scope="module", autouse=True)
