@@ -8,6 +8,7 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
+from _strict import skip_or_fail
 from gymnasium.utils.env_checker import check_env
 
 import pufferlib.environments as environments
@@ -42,7 +43,7 @@ def checked(env: gymnasium.Env, render: bool = True) -> None:
 @pytest.mark.parametrize("binding", SINGLE, ids=lambda b: b.name)
 def test_check_env(binding):
     if not binding.available():
-        pytest.skip(f"{binding.name} not installed: {binding.install_hint}")
+        skip_or_fail(f"{binding.name} not installed: {binding.install_hint}")
     env = to_gymnasium(binding.make_env())
     try:
         if binding.seeding != "full":  # the binding says it does not honour seeds: check_env must see it

@@ -6,6 +6,7 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
+from _strict import skip_or_fail
 from pettingzoo.test import parallel_api_test
 
 import pufferlib
@@ -28,7 +29,7 @@ def passes(env, cycles: int = 150) -> None:  # past pistonball's 125-cycle episo
 @pytest.mark.parametrize("binding", MULTI, ids=lambda b: b.name)
 def test_parallel_api(binding):
     if not binding.available():
-        pytest.skip(f"{binding.name} not installed: {binding.install_hint}")
+        skip_or_fail(f"{binding.name} not installed: {binding.install_hint}")
     env = to_pettingzoo(binding.make_env())
     try:
         passes(env)

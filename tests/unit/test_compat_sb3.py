@@ -5,15 +5,19 @@ import functools
 import gymnasium
 import numpy as np
 import pytest
+from _strict import skip_or_fail
 
 import pufferlib.environments as environments
 from pufferlib import APIUsageError
 from pufferlib.compat import make_vector, to_gymnasium
 
-sb3 = pytest.importorskip("stable_baselines3", reason="pip install 'pufferlib[dev]' (stable-baselines3)")
-from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
+try:
+    import stable_baselines3 as sb3
+except ImportError:
+    skip_or_fail("stable-baselines3 is not installed: pip install 'pufferlib[dev]'")
+from stable_baselines3.common.evaluation import evaluate_policy
 
-from pufferlib.compat.sb3 import SB3VecEnv  # noqa: E402
+from pufferlib.compat.sb3 import SB3VecEnv
 
 CARTPOLE = functools.partial(gymnasium.make, "CartPole-v1")
 
