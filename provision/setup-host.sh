@@ -7,7 +7,7 @@
 #
 # Takes a bare Debian 12 box with an NVIDIA GPU to a working `docker run --gpus all puffertank/lib:cuda`.
 # Every step looks before it acts, so the script is safe to re-run: a second run reports "Nothing changed".
-# provision/README.md explains the choices (driver source, Secure Boot, the CUDA 13 / driver 580 rule).
+# provision/README.md explains the choices (driver source, Secure Boot, the image's CUDA vs the driver).
 
 set -Eeuo pipefail
 
@@ -17,14 +17,28 @@ readonly SOURCES_DIR=/etc/apt/sources.list.d
 readonly NONFREE_LIST=$SOURCES_DIR/puffertank-debian-nonfree.list
 readonly DOCKER_LIST=$SOURCES_DIR/docker.list
 readonly TOOLKIT_LIST=$SOURCES_DIR/nvidia-container-toolkit.list
+readonly CUDA_LIST=$SOURCES_DIR/puffertank-cuda.list
 readonly TAILSCALE_LIST=$SOURCES_DIR/tailscale.list
 readonly CUDA_REPO=https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64
+# A cuda-keyring package installed earlier (NVIDIA's way to add the repository) brings its own key and source.
+readonly CUDA_KEYRING_PKG_KEY=/usr/share/keyrings/cuda-archive-keyring.gpg
+# The repository signing keys, pinned: a fetched key (or one already on disk) must be exactly this key, or
+# the run stops naming both fingerprints. Sources: Docker's install docs (docs.docker.com/engine/install/
+# debian); NVIDIA's cuda-repo-management SIGNATURES.md (the CUDA repository's 3bf863cc key); NVIDIA's
+# libnvidia-container key as apt and install guides report it; Tailscale's package key as apt reports it.
+# A vendor's key rotation is a deliberate edit here, after checking the new fingerprint with the vendor.
+readonly DOCKER_KEY_FPR=9DC858229FC7DD38854AE2D88D81803C0EBFCD88
+readonly CUDA_REPO_KEY_FPR=EB693B3035CD5710E231E123A4B469963BF863CC
+readonly TOOLKIT_KEY_FPR=C95B321B61E88C1809C4F759DDCAE044F796ECB0
+readonly TAILSCALE_KEY_FPR=2596A99EAAB33821893C0A79458CA832957F5868
 readonly DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 readonly VENV_DIR=/opt/puffertank/venv
-# PyPI's torch (the default in the cuda image) is built for CUDA 13, which needs an NVIDIA driver >= 580.
-readonly DEFAULT_IMAGE_CUDA=13.0
-# Debian 12's non-free nvidia-driver is the 535 branch: CUDA 12.2 (12.x through minor-version compat).
-readonly DEBIAN_DRIVER_BRANCH=535
+# The CUDA facts (the image's CUDA per torch version, the driver each CUDA needs, the driver branches) live
+# in docker/cuda.toml, which the host tooling reads too; the torch version in the base layer's constraints.
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+readonly SCRIPT_DIR
+readonly CUDA_FACTS_FILE=$SCRIPT_DIR/../docker/cuda.toml
+readonly BASE_CONSTRAINTS=$SCRIPT_DIR/../docker/constraints/base.txt
 
 # ---- options (see usage) ---------------------------------------------------------------------------------
 DRY_RUN=0
@@ -32,7 +46,7 @@ VERBOSE=0
 ONLY=()
 SKIP=()
 DRIVER_SOURCE=cuda        # cuda | debian | none
-DRIVER_BRANCH=580         # cuda source: a branch (580), an exact version (580.95.05) or "latest"
+DRIVER_BRANCH=""          # cuda source: a branch, an exact version or "latest" (default: cuda.toml's)
 DRIVER_FLAVOR=open        # cuda source: open | proprietary kernel modules
 DOCKER_SOURCE=docker      # docker (Docker's repository) | debian (docker.io)
 DOCKER_VERSION=""
@@ -46,7 +60,6 @@ VARIANT=auto              # cuda when an NVIDIA GPU is on the PCI bus, else cpu
 TORCH_INDEX=""
 IMAGE_LOAD=""
 REPO_DIR=""
-CUDA_KEYRING_VERSION=1.1-1
 LOG_FILE=/var/log/puffertank-setup.log
 
 # ---- run state -------------------------------------------------------------------------------------------
@@ -83,9 +96,11 @@ General:
   -h, --help                this help
 
 NVIDIA driver:
-  --driver cuda|debian|none NVIDIA's CUDA repository (default), Debian's non-free nvidia-driver (535,
-                            CUDA <= 12.2: needs --torch-index for a CUDA 12 torch), or leave it alone
-  --driver-branch B         cuda source: branch (580, default), exact version (580.95.05) or "latest"
+  --driver cuda|debian|none NVIDIA's CUDA repository (default), Debian's non-free nvidia-driver (branch
+                            $DEBIAN_BRANCH, CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH"): needs --torch-index for an older-CUDA torch),
+                            or leave it alone
+  --driver-branch B         cuda source: branch ($NVIDIA_DEFAULT_BRANCH, default), an exact version
+                            (BRANCH.MINOR.PATCH) or "latest"
   --driver-flavor F         cuda source: open (default; Turing and newer) or proprietary (older GPUs)
 Docker:
   --docker docker|debian    Docker's apt repository (default) or Debian's docker.io
@@ -99,7 +114,7 @@ Tailscale:
 User and image:
   --user NAME               user to add to the docker group (default: \$SUDO_USER)
   --variant auto|cuda|cpu   image variant to build (default: cuda when an NVIDIA GPU is present, else cpu)
-  --torch-index URL         torch index for the image build (e.g. https://download.pytorch.org/whl/cu126)
+  --torch-index URL         torch index for the image build (e.g. $CU12_TORCH_INDEX)
   --image-load FILE         load the image from a 'docker save' tarball instead of building it
   --repo DIR                PufferTank checkout to build from (default: the one holding this script)
 EOF
@@ -148,6 +163,16 @@ on_error() {
 cleanup() {
 	local f
 	for f in "${TMP_FILES[@]}"; do rm -rf -- "$f"; done
+}
+
+# Temporary files (one may hold the Tailscale auth key) go on every way out: an error, the end, Ctrl-C, a
+# kill, a dropped SSH session.
+install_traps() {
+	trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
 }
 
 # ---- actions: everything that changes the host goes through these -----------------------------------------
@@ -220,14 +245,47 @@ ensure_absent() {
 	act rm -f -- "$path"
 }
 
-# Fetch a repository signing key into DEST (apt reads armored keys named *.asc and binary *.gpg as
-# they are). An existing key is kept: delete the file to fetch a rotated one.
+# The fingerprints of the primary keys in an OpenPGP key file (armored or binary), sorted, space-separated.
+key_fingerprints() {
+	local home
+	home=$(mktemp -d) # gpg gets a throwaway home: nothing is imported anywhere
+	GNUPGHOME=$home gpg --batch --quiet --with-colons --show-keys "$1" 2>/dev/null |
+		awk -F: '$1 == "pub" { want = 1; next } $1 == "fpr" && want { print $10; want = 0 }' | sort -u | paste -sd' ' -
+	rm -rf -- "$home"
+}
+
+ensure_gpg() {
+	command -v gpg >/dev/null 2>&1 && return 0
+	apt_install --no-recommends gnupg
+}
+
+# Stop unless FILE holds exactly the key with fingerprint EXPECTED. WHAT names the key's origin; FIX says
+# what to do about a mismatch.
+verify_key() {
+	local file=$1 expected=$2 what=$3 fix=$4 found
+	found=$(key_fingerprints "$file")
+	[[ $found == "$expected" ]] && return 0
+	die "signing key mismatch for $what: expected fingerprint $expected, found ${found:-no OpenPGP key}. $fix"
+}
+
+# Put the repository signing key from URL at DEST (apt reads armored keys named *.asc and binary *.gpg as
+# they are), checked against its pinned fingerprint FPR before it is installed. A key already at DEST is
+# checked too (a hand-placed key, or one an older run trusted on HTTPS alone): delete it to fetch again.
 ensure_keyring() {
-	local url=$1 dest=$2
-	[[ -s $dest ]] && return 0
+	local url=$1 dest=$2 fpr=$3
+	if [[ -s $dest ]]; then
+		if ((DRY_RUN)) && ! command -v gpg >/dev/null 2>&1; then
+			info "would check $dest against fingerprint $fpr (gpg is not installed yet)"
+			return 0
+		fi
+		ensure_gpg
+		verify_key "$dest" "$fpr" "$dest" \
+			"Fix: if the vendor rotated its key, check the new fingerprint with the vendor; else delete $dest and run this step again to fetch the vendor's key."
+		return 0
+	fi
 	note_action
 	if ((DRY_RUN)); then
-		info "would fetch $url -> $dest"
+		info "would fetch $url -> $dest (checked against fingerprint $fpr)"
 		return 0
 	fi
 	info "+ fetch $url -> $dest"
@@ -237,6 +295,9 @@ ensure_keyring() {
 	TMP_FILES+=("$tmp")
 	curl -fsSL --retry 3 --max-time 120 "$url" -o "$tmp" ||
 		die "could not download $url (network or proxy problem?); retry, or put the key at $dest yourself"
+	ensure_gpg
+	verify_key "$tmp" "$fpr" "$url" \
+		"Nothing was installed. A proxy or mirror may serve another key, or the vendor rotated it: check the fingerprint the vendor publishes before changing the pin in $0."
 	install -D -m 0644 "$tmp" "$dest"
 }
 
@@ -300,6 +361,59 @@ pin() {
 	done
 }
 
+# ---- CUDA facts: docker/cuda.toml -------------------------------------------------------------------------
+declare -A CUDA_FACT=() # "table.key" -> value
+IMAGE_DEFAULT_CUDA=""   # the CUDA of the cuda image's default torch (PyPI's build of the pinned version)
+NVIDIA_DEFAULT_BRANCH=""
+DEBIAN_BRANCH=""
+CU12_TORCH_INDEX=""
+
+# Read docker/cuda.toml into CUDA_FACT. The file keeps to `"key" = "value"` lines under [table] headers so
+# that awk reads it here while the host tooling reads it with tomllib (tests/provision/test_cuda_facts.py
+# checks that both see the same values).
+load_cuda_facts() {
+	[[ -r $CUDA_FACTS_FILE ]] || die "cannot read $CUDA_FACTS_FILE, the CUDA facts this script needs. Fix: run setup-host.sh from a complete PufferTank checkout (git clone, then sudo provision/setup-host.sh)"
+	local table key value
+	while IFS=$'\t' read -r table key value; do
+		[[ $table == '!' ]] && die "$CUDA_FACTS_FILE line $key is not '\"key\" = \"value\"' under a [table]: $value"
+		CUDA_FACT[$table.$key]=$value
+	done < <(awk '
+		/^[[:space:]]*(#.*)?$/ { next }
+		/^[[:space:]]*\[[A-Za-z0-9_]+\][[:space:]]*$/ { t = $0; gsub(/[^A-Za-z0-9_]/, "", t); next }
+		t != "" && /^[[:space:]]*"[^"]+"[[:space:]]*=[[:space:]]*"[^"]*"[[:space:]]*(#.*)?$/ {
+			split($0, q, "\""); print t "\t" q[2] "\t" q[4]; next
+		}
+		{ print "!\t" NR "\t" $0 }
+	' "$CUDA_FACTS_FILE")
+	local torch
+	torch=$(sed -n 's/^torch==\([0-9][^[:space:];#]*\).*/\1/p' "$BASE_CONSTRAINTS" 2>/dev/null | head -n1)
+	[[ -n $torch ]] || die "$BASE_CONSTRAINTS pins no torch version (a line torch==X.Y.Z); the image's CUDA follows from it"
+	IMAGE_DEFAULT_CUDA=$(cuda_fact pypi_torch_cuda "$torch")
+	NVIDIA_DEFAULT_BRANCH=$(cuda_fact driver_branch nvidia_default)
+	DEBIAN_BRANCH=$(cuda_fact driver_branch debian)
+	CU12_TORCH_INDEX=$(cuda_fact torch_index cuda12)
+}
+
+# One value of docker/cuda.toml; a missing one stops the run naming the table and the key.
+cuda_fact() {
+	local table=$1 key=$2
+	[[ -n ${CUDA_FACT[$table.$key]:-} ]] ||
+		die "$CUDA_FACTS_FILE has no \"$key\" in [$table]. Fix: add it (e.g. the CUDA version PyPI's torch $key is built for, when [$table] is pypi_torch_cuda)"
+	printf '%s\n' "${CUDA_FACT[$table.$key]}"
+}
+
+# The newest CUDA release that driver branch BRANCH supports fully (cuda.toml's [min_driver]), or "none".
+cuda_supported_by_branch() {
+	local branch=$1 key best=""
+	for key in "${!CUDA_FACT[@]}"; do
+		[[ $key == min_driver.* ]] || continue
+		local driver=${CUDA_FACT[$key]} cuda=${key#min_driver.}
+		((${driver%%.*} <= branch)) || continue
+		if [[ -z $best || $(printf '%s\n%s\n' "$best" "$cuda" | sort -V | tail -n1) == "$cuda" ]]; then best=$cuda; fi
+	done
+	printf '%s' "${best:-none}"
+}
+
 # ---- host facts --------------------------------------------------------------------------------------------
 in_container() {
 	[[ -f /.dockerenv || -f /run/.containerenv ]] && return 0
@@ -332,11 +446,11 @@ secure_boot_state() {
 
 loaded_driver_version() {
 	[[ -r /proc/driver/nvidia/version ]] || return 1
-	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.95.05  Release Build ..."
+	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  BRANCH.MINOR.PATCH  Release Build ..."
 	sed -nE 's/.*Kernel Module( for [^ ]+)? +([0-9]+\.[0-9]+(\.[0-9]+)?).*/\2/p' /proc/driver/nvidia/version | head -n1
 }
 
-# The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cu126 -> 12.6),
+# The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cuXYZ -> XY.Z),
 # else PyPI's default.
 image_cuda_version() {
 	if [[ $VARIANT == cpu ]]; then
@@ -346,29 +460,17 @@ image_cuda_version() {
 	elif [[ -n $TORCH_INDEX ]]; then
 		echo unknown
 	else
-		echo "$DEFAULT_IMAGE_CUDA"
+		echo "$IMAGE_DEFAULT_CUDA"
 	fi
 }
 
 # Oldest driver branch that runs CUDA MAJOR.MINOR at all ("floor": minor-version compatibility) and the
-# branch that supports it fully (from NVIDIA's CUDA release notes). Prints "FLOOR FULL".
+# branch that supports it fully, from cuda.toml. Prints "FLOOR FULL"; 0 where the file does not say.
 driver_needed_for_cuda() {
-	local cuda=$1
-	case $cuda in
-	13.*) echo "580 580" ;;
-	12.0) echo "525 525" ;;
-	12.1) echo "525 530" ;;
-	12.2) echo "525 535" ;;
-	12.3) echo "525 545" ;;
-	12.4) echo "525 550" ;;
-	12.5) echo "525 555" ;;
-	12.6) echo "525 560" ;;
-	12.8) echo "525 570" ;;
-	12.9) echo "525 575" ;;
-	12.*) echo "525 580" ;;
-	11.*) echo "450 520" ;;
-	*) echo "0 0" ;;
-	esac
+	local cuda=$1 floor full
+	floor=${CUDA_FACT[compat_floor.${cuda%%.*}]:-0}
+	full=${CUDA_FACT[min_driver.$cuda]:-0}
+	echo "${floor%%.*} ${full%%.*}"
 }
 
 # The driver branch this run will leave on the host (for the CUDA check), or empty when unknown.
@@ -378,7 +480,7 @@ planned_driver_branch() {
 		return 0
 	fi
 	case $DRIVER_SOURCE in
-	debian) echo "$DEBIAN_DRIVER_BRANCH" ;;
+	debian) echo "$DEBIAN_BRANCH" ;;
 	cuda) [[ $DRIVER_BRANCH =~ ^([0-9]+) ]] && echo "${BASH_REMATCH[1]}" ;;
 	esac
 	return 0
@@ -432,7 +534,7 @@ validate_options() {
 	[[ $DRIVER_SOURCE =~ ^(cuda|debian|none)$ ]] || die "--driver must be cuda, debian or none (got '$DRIVER_SOURCE')"
 	[[ $DRIVER_FLAVOR =~ ^(open|proprietary)$ ]] || die "--driver-flavor must be open or proprietary (got '$DRIVER_FLAVOR')"
 	[[ $DRIVER_BRANCH =~ ^(latest|[0-9]{3}(\.[0-9]+){0,2})$ ]] ||
-		die "--driver-branch must be a branch like 580, a version like 580.95.05, or 'latest' (got '$DRIVER_BRANCH')"
+		die "--driver-branch must be a branch like $NVIDIA_DEFAULT_BRANCH, an exact version like $NVIDIA_DEFAULT_BRANCH.MINOR.PATCH, or 'latest' (got '$DRIVER_BRANCH')"
 	[[ $DOCKER_SOURCE =~ ^(docker|debian)$ ]] || die "--docker must be docker or debian (got '$DOCKER_SOURCE')"
 	[[ $VARIANT =~ ^(auto|cuda|cpu)$ ]] || die "--variant must be auto, cuda or cpu (got '$VARIANT')"
 	if [[ $VARIANT == auto ]]; then
@@ -458,7 +560,7 @@ validate_options() {
 	check_driver_matches_image
 }
 
-# The image's torch and the host driver must agree: CUDA 13 needs driver >= 580, and Debian 12 ships 535.
+# The image's torch and the host driver must agree (cuda.toml: the driver each CUDA release needs).
 check_driver_matches_image() {
 	step_enabled image || return 0
 	[[ $VARIANT == cuda && -z $IMAGE_LOAD ]] || return 0
@@ -467,10 +569,16 @@ check_driver_matches_image() {
 	branch=$(planned_driver_branch)
 	[[ -n $branch && $cuda != unknown ]] || return 0
 	read -r floor full < <(driver_needed_for_cuda "$cuda")
-	if ((branch < floor)); then
-		die "driver/CUDA mismatch: the image's torch is built for CUDA $cuda, which needs NVIDIA driver >= $floor, but this plan leaves driver $branch on the host$([[ $DRIVER_SOURCE == debian ]] && echo " (Debian 12's non-free nvidia-driver is $DEBIAN_DRIVER_BRANCH: CUDA <= 12.2)"). Fix: use --driver cuda (NVIDIA's repository, branch >= $floor), or build a CUDA 12 torch with --torch-index https://download.pytorch.org/whl/cu126 (or cu121), or --skip image."
+	if ((floor == 0)); then
+		say "note: $CUDA_FACTS_FILE does not know CUDA $cuda; cannot tell whether driver $branch runs the image."
+		return 0
 	fi
-	if ((branch < full)); then
+	if ((branch < floor)); then
+		die "driver/CUDA mismatch: the image's torch is built for CUDA $cuda, which needs NVIDIA driver >= $floor, but this plan leaves driver $branch on the host$([[ $DRIVER_SOURCE == debian ]] && echo " (Debian 12's non-free nvidia-driver is $DEBIAN_BRANCH: CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH"))"). Fix: use --driver cuda (NVIDIA's repository, branch >= $floor), or build an older-CUDA torch with --torch-index $CU12_TORCH_INDEX, or --skip image."
+	fi
+	if ((full == 0)); then
+		say "note: driver $branch runs the image's CUDA $cuda build through CUDA minor-version compatibility ($CUDA_FACTS_FILE names no driver with full support); PTX JIT of newer kernels may fail."
+	elif ((branch < full)); then
 		say "note: driver $branch runs the image's CUDA $cuda build through CUDA minor-version compatibility (full support from $full); PTX JIT of newer kernels may fail."
 	fi
 }
@@ -518,31 +626,34 @@ driver_debian() {
 $lines"
 		((STEP_ACTIONS)) && apt_sources_changed
 	fi
-	warn "Debian 12's nvidia-driver is the $DEBIAN_DRIVER_BRANCH branch (CUDA <= 12.2): it cannot run the default cuda image (PyPI torch for CUDA 13 needs driver >= 580). Build the image with --torch-index https://download.pytorch.org/whl/cu126, or use --driver cuda."
+	local floor full
+	read -r floor full < <(driver_needed_for_cuda "$IMAGE_DEFAULT_CUDA")
+	warn "Debian 12's nvidia-driver is the $DEBIAN_BRANCH branch (CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH")): it cannot run the default cuda image (PyPI torch for CUDA $IMAGE_DEFAULT_CUDA needs driver >= $floor). Build the image with --torch-index $CU12_TORCH_INDEX, or use --driver cuda."
 	# A compute box: no recommends (nvidia-settings and the desktop pieces), but what CUDA and the container
 	# toolkit need. Desktops add: apt-get install nvidia-settings.
 	driver_install --no-recommends nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1 nvidia-persistenced
 }
 
-driver_cuda() {
-	if ! pkg_installed cuda-keyring; then
-		note_action
-		if ((DRY_RUN)); then
-			info "would fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb and dpkg -i it (keyring + signed-by source for $CUDA_REPO)"
-		else
-			local deb
-			deb=$(mktemp --suffix=.deb)
-			TMP_FILES+=("$deb")
-			info "+ fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb"
-			curl -fsSL --retry 3 --max-time 120 "$CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb" -o "$deb" ||
-				die "could not download NVIDIA's cuda-keyring package from $CUDA_REPO; check the network"
-			act dpkg -i "$deb"
-		fi
-		apt_sources_changed
+# NVIDIA's CUDA repository: its signing key (checked against the pinned fingerprint) and a signed-by source.
+# Not NVIDIA's cuda-keyring .deb: that is a package run as root before anything has checked it, and its
+# sha256 is not published where this script could pin it. A host that already has cuda-keyring keeps its
+# key and source (two sources for one repository would conflict), with the key checked all the same.
+cuda_repo_source() {
+	if pkg_installed cuda-keyring; then
+		ensure_keyring "$CUDA_REPO/3bf863cc.pub" "$CUDA_KEYRING_PKG_KEY" "$CUDA_REPO_KEY_FPR"
+		return 0
 	fi
+	local before=$STEP_ACTIONS
+	ensure_keyring "$CUDA_REPO/3bf863cc.pub" "$KEYRING_DIR/cuda-archive-keyring.asc" "$CUDA_REPO_KEY_FPR"
+	ensure_file "$CUDA_LIST" 0644 "deb [signed-by=$KEYRING_DIR/cuda-archive-keyring.asc] $CUDA_REPO/ /"
+	((STEP_ACTIONS == before)) || apt_sources_changed
+}
+
+driver_cuda() {
+	cuda_repo_source
 	local pkgs=()
 	if [[ $DRIVER_BRANCH != latest ]]; then
-		# NVIDIA's pinning package holds the driver to a branch (580) or an exact version (580.95.05).
+		# NVIDIA's pinning package holds the driver to a branch or an exact version (BRANCH.MINOR.PATCH).
 		pkgs+=("nvidia-driver-pinning-$DRIVER_BRANCH")
 	fi
 	if [[ $DRIVER_FLAVOR == open ]]; then pkgs+=(nvidia-open); else pkgs+=(cuda-drivers); fi
@@ -615,7 +726,7 @@ step_docker() {
 		warn "Docker is already installed as $other; keeping it. To switch, remove it (apt-get purge) and run this step again."
 	else
 		if [[ $DOCKER_SOURCE == docker ]]; then
-			ensure_keyring https://download.docker.com/linux/debian/gpg "$KEYRING_DIR/docker.asc"
+			ensure_keyring https://download.docker.com/linux/debian/gpg "$KEYRING_DIR/docker.asc" "$DOCKER_KEY_FPR"
 			ensure_file "$DOCKER_LIST" 0644 \
 				"deb [arch=amd64 signed-by=$KEYRING_DIR/docker.asc] https://download.docker.com/linux/debian bookworm stable"
 			((STEP_ACTIONS)) && apt_sources_changed
@@ -651,7 +762,8 @@ restart_service() {
 }
 
 step_nvidia_toolkit() {
-	ensure_keyring https://nvidia.github.io/libnvidia-container/gpgkey "$KEYRING_DIR/nvidia-container-toolkit.asc"
+	ensure_keyring https://nvidia.github.io/libnvidia-container/gpgkey "$KEYRING_DIR/nvidia-container-toolkit.asc" \
+		"$TOOLKIT_KEY_FPR"
 	# Stable channel only; apt expands $(ARCH).
 	# shellcheck disable=SC2016
 	ensure_file "$TOOLKIT_LIST" 0644 \
@@ -668,27 +780,9 @@ step_nvidia_toolkit() {
 	restart_service docker
 }
 
-# A file holding the auth key, for `tailscale up --auth-key=file:...` (the key never reaches argv or output).
-tailscale_key_file() {
-	if [[ -n $TAILSCALE_AUTHKEY_FILE ]]; then
-		printf '%s' "$TAILSCALE_AUTHKEY_FILE"
-		return 0
-	fi
-	[[ -n ${TS_AUTHKEY:-} ]] || return 0
-	if ((DRY_RUN)); then
-		printf '%s' /tmp/tmp.XXXXXXXXXX # what mktemp would make
-		return 0
-	fi
-	local tmp
-	tmp=$(mktemp)
-	TMP_FILES+=("$tmp")
-	chmod 600 "$tmp"
-	printf '%s' "$TS_AUTHKEY" >"$tmp"
-	printf '%s' "$tmp"
-}
-
 step_tailscale() {
-	ensure_keyring https://pkgs.tailscale.com/stable/debian/bookworm.noarmor.gpg "$KEYRING_DIR/tailscale.gpg"
+	ensure_keyring https://pkgs.tailscale.com/stable/debian/bookworm.noarmor.gpg "$KEYRING_DIR/tailscale.gpg" \
+		"$TAILSCALE_KEY_FPR"
 	ensure_file "$TAILSCALE_LIST" 0644 \
 		"deb [signed-by=$KEYRING_DIR/tailscale.gpg] https://pkgs.tailscale.com/stable/debian bookworm main"
 	((STEP_ACTIONS)) && apt_sources_changed
@@ -696,22 +790,40 @@ step_tailscale() {
 	mapfile -t pkgs < <(pin "$TAILSCALE_VERSION" tailscale)
 	apt_install "${pkgs[@]}"
 	ensure_service tailscaled
+	tailscale_login
+}
+
+# `tailscale up --ssh` with the auth key from --tailscale-authkey-file or $TS_AUTHKEY. The key never reaches
+# argv or output: tailscale reads it from a file (`--auth-key=file:PATH`). For $TS_AUTHKEY that file is a
+# mode-600 temporary one, made here in the main shell (not in a $(...) subshell, whose clean-up registration
+# would be lost) and deleted right after `tailscale up`; the EXIT trap deletes it on every other way out.
+tailscale_login() {
 	if ((!DRY_RUN)) && tailscale status >/dev/null 2>&1; then
 		info "tailscale is up: $(tailscale ip -4 2>/dev/null | head -n1)"
 		return 0
 	fi
-	local keyfile args
-	keyfile=$(tailscale_key_file)
-	args=(--ssh)
+	local args=(--ssh)
 	[[ -n $TAILSCALE_TAGS ]] && args+=("--advertise-tags=$TAILSCALE_TAGS")
 	[[ -n $TAILSCALE_HOSTNAME ]] && args+=("--hostname=$TAILSCALE_HOSTNAME")
 	[[ -n $TARGET_USER ]] && args+=("--operator=$TARGET_USER")
-	[[ -z $TAILSCALE_AUTHKEY_FILE && -n $keyfile ]] && info "the auth key from \$TS_AUTHKEY goes through a mode-600 temporary file"
+	local keyfile=$TAILSCALE_AUTHKEY_FILE made=""
+	if [[ -z $keyfile && -n ${TS_AUTHKEY:-} ]]; then
+		info "the auth key from \$TS_AUTHKEY goes through a mode-600 temporary file, deleted after use"
+		if ((DRY_RUN)); then
+			keyfile=/tmp/tmp.XXXXXXXXXX # what mktemp would make
+		else
+			made=$(mktemp) # mode 600 from the start: the key is never readable by others
+			TMP_FILES+=("$made")
+			printf '%s' "$TS_AUTHKEY" >"$made"
+			keyfile=$made
+		fi
+	fi
 	if [[ -z $keyfile ]]; then
 		warn "no auth key (--tailscale-authkey-file FILE or TS_AUTHKEY): log in yourself with: sudo tailscale up $(show_cmd "${args[@]}")"
 		return 0
 	fi
 	act tailscale up "--auth-key=file:$keyfile" "${args[@]}" --timeout=120s
+	[[ -z $made ]] || rm -f -- "$made"
 }
 
 step_docker_group() {
@@ -855,7 +967,7 @@ step_verify() {
 				read -r floor full < <(driver_needed_for_cuda "$cuda")
 				if ((${driver%%.*} < floor)); then
 					report FAIL driver-vs-cuda "driver $driver < $floor needed by CUDA $cuda" \
-						"--driver cuda --driver-branch 580, or rebuild with --torch-index .../cu126"
+						"--driver cuda --driver-branch $NVIDIA_DEFAULT_BRANCH, or rebuild with --torch-index $CU12_TORCH_INDEX"
 				elif ((${driver%%.*} < full)); then
 					report WARN driver-vs-cuda "driver $driver runs CUDA $cuda via minor-version compatibility"
 				else
@@ -999,15 +1111,16 @@ parse_args() {
 }
 
 main() {
+	load_cuda_facts
 	parse_args "$@"
+	DRIVER_BRANCH=${DRIVER_BRANCH:-$NVIDIA_DEFAULT_BRANCH}
 	# Tailscale's conventional variable; accept the long spelling too. Children never see it.
 	TS_AUTHKEY=${TS_AUTHKEY:-${TAILSCALE_AUTHKEY:-}}
 	export -n TS_AUTHKEY TAILSCALE_AUTHKEY 2>/dev/null || true
 	check_os
 	check_root "$@"
 	validate_options
-	trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
-	trap cleanup EXIT
+	install_traps
 	if ((!DRY_RUN)); then
 		install -d -m 0755 "$(dirname "$LOG_FILE")"
 		log "setup-host.sh $(show_cmd "$@")"
@@ -1021,4 +1134,7 @@ main() {
 	return 0
 }
 
-main "$@"
+# Run when executed; when sourced (tests/provision call single steps' functions) only define them.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi
