@@ -67,6 +67,7 @@ CURRENT_STEP=""
 STEP_ACTIONS=0
 TOTAL_ACTIONS=0
 APT_UPDATED=0
+APT_HEALED=0
 REBOOT_REQUIRED=0
 VERIFY_FAILED=0
 TMP_FILES=()
@@ -317,6 +318,20 @@ apt_update() {
 # After a sources change, the next install must see the new lists.
 apt_sources_changed() { APT_UPDATED=0; }
 
+# An apt run stopped midway (Ctrl-C, a dropped SSH session, a reboot) leaves packages unpacked but not
+# configured, and every later apt-get install fails with "dpkg was interrupted". Finish that first, once
+# per run; the packages it configures then count as installed.
+apt_heal() {
+	((APT_HEALED)) && return 0
+	APT_HEALED=1
+	# dpkg's journal of unfinished updates, or packages dpkg --audit finds half-installed.
+	if ! compgen -G '/var/lib/dpkg/updates/[0-9]*' >/dev/null && [[ -z $(dpkg --audit 2>/dev/null) ]]; then
+		return 0
+	fi
+	info "dpkg was interrupted earlier (half-installed packages): finishing that first"
+	act dpkg --configure -a
+}
+
 # PKG or PKG=VERSION is installed (at that version).
 pkg_installed() {
 	local name=${1%%=*} want=${1#*=} got
@@ -344,6 +359,7 @@ apt_install() {
 		extra=(--no-install-recommends)
 		shift
 	fi
+	apt_heal
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
@@ -673,6 +689,7 @@ driver_install() {
 		extra=(--no-install-recommends)
 		shift
 	fi
+	apt_heal
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
@@ -773,10 +790,22 @@ step_nvidia_toolkit() {
 	mapfile -t pkgs < <(pin "$TOOLKIT_VERSION" nvidia-container-toolkit nvidia-container-toolkit-base \
 		libnvidia-container-tools libnvidia-container1)
 	apt_install "${pkgs[@]}"
+	toolkit_configure_docker
+}
+
+# The runtimes the running engine reports (JSON), empty when it does not answer.
+docker_runtimes() { docker info --format '{{json .Runtimes}}' 2>/dev/null || true; }
+
+# Give Docker the nvidia runtime. Decided from the runtimes the running engine reports, not from
+# daemon.json: a run stopped between `nvidia-ctk runtime configure` and the restart leaves daemon.json
+# naming the runtime and the engine without it, and a daemon.json test would skip this on every re-run.
+toolkit_configure_docker() {
+	[[ $(docker_runtimes) == *'"nvidia"'* ]] && return 0
 	if [[ -f /etc/docker/daemon.json ]] && grep -q '"nvidia"' /etc/docker/daemon.json; then
-		return 0
+		info "daemon.json names the nvidia runtime but the running engine does not have it (an earlier run stopped before restarting Docker?): restarting Docker"
+	else
+		act nvidia-ctk runtime configure --runtime=docker
 	fi
-	act nvidia-ctk runtime configure --runtime=docker
 	restart_service docker
 }
 
