@@ -448,6 +448,15 @@ nvidia_gpus() {
 	return 0
 }
 
+# What --variant auto means while provisioning. The host tooling's rule (puffertank matrix, the dev container)
+# is "cuda where Docker has the NVIDIA runtime", but that runtime is what this run is about to install, so
+# here the rule is the fact the runtime will be installed for: an NVIDIA GPU on the PCI bus. Once the
+# nvidia-toolkit step has run the two agree, and verify (puffertank doctor) fails a GPU without the runtime.
+# This function is the one place to ask the host tooling instead, should it expose its rule as a command.
+auto_variant() {
+	if [[ -n $(nvidia_gpus) ]]; then echo cuda; else echo cpu; fi
+}
+
 secure_boot_state() {
 	local var=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
 	if [[ -r $var ]]; then
@@ -553,9 +562,7 @@ validate_options() {
 		die "--driver-branch must be a branch like $NVIDIA_DEFAULT_BRANCH, an exact version like $NVIDIA_DEFAULT_BRANCH.MINOR.PATCH, or 'latest' (got '$DRIVER_BRANCH')"
 	[[ $DOCKER_SOURCE =~ ^(docker|debian)$ ]] || die "--docker must be docker or debian (got '$DOCKER_SOURCE')"
 	[[ $VARIANT =~ ^(auto|cuda|cpu)$ ]] || die "--variant must be auto, cuda or cpu (got '$VARIANT')"
-	if [[ $VARIANT == auto ]]; then
-		if [[ -n $(nvidia_gpus) ]]; then VARIANT=cuda; else VARIANT=cpu; fi
-	fi
+	[[ $VARIANT == auto ]] && VARIANT=$(auto_variant)
 	if [[ -n $TAILSCALE_TAGS ]]; then
 		local tag
 		IFS=, read -ra tags <<<"$TAILSCALE_TAGS"
@@ -939,18 +946,73 @@ report() {
 	return 0
 }
 
+# The host checks come from `puffertank doctor` once the host tooling is installed (the image step puts it
+# in $VENV_DIR): one set of checks for setup and for later. The built-in bash checks are for a host
+# without it yet (or with a broken install). Setup adds what doctor cannot know: the OS, the image's torch
+# seeing the GPU, and the user it set up.
 step_verify() {
-	local image=puffertank/lib:$VARIANT gpu_args=()
-	local probe=(docker run --rm --label puffertank.verify=1)
+	local doctor=$VENV_DIR/bin/puffertank
 	if ((DRY_RUN)); then
-		info "would check: OS, NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, $image, Tailscale, docker group"
-		if [[ $VARIANT == cuda ]]; then
-			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" nvidia-smi -L)"
-			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" python -c 'import torch; assert torch.cuda.is_available()')"
+		if [[ -x $doctor ]]; then
+			info "would run: $(show_cmd "$doctor" doctor --json) and report its checks"
+		else
+			info "would check (no host tooling in $VENV_DIR yet): NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, puffertank/lib:$VARIANT, Tailscale"
+			[[ $VARIANT == cuda ]] && info "would run: docker run --rm --gpus all puffertank/lib:cuda nvidia-smi -L"
 		fi
+		verify_torch_cuda
 		return 0
 	fi
 	report PASS os "$(os_field PRETTY_NAME), kernel $(uname -r)"
+	if [[ -x $doctor ]] && verify_with_doctor "$doctor"; then
+		:
+	else
+		verify_without_tooling
+	fi
+	verify_torch_cuda
+	verify_docker_group
+	say ""
+	local line
+	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
+	[[ -x $doctor ]] && info "Again later: puffertank doctor"
+	return 0
+}
+
+# doctor's JSON ({"checks": [{"name", "status", "detail", "fix"}, ...]}) as tab-separated lines.
+# shellcheck disable=SC2016  # Python source
+readonly DOCTOR_JSON_TO_LINES='
+import json, sys
+checks = json.load(sys.stdin)["checks"]
+for c in checks:
+    fields = (c["status"].upper(), c["name"], c["detail"], c.get("fix") or "")
+    print("\t".join(" ".join(str(f).split()) for f in fields))
+'
+
+# Report doctor's checks; false (so the bash checks run instead) when it gives no readable report.
+verify_with_doctor() {
+	local doctor=$1 json rc=0 lines
+	log "+ $doctor doctor --json"
+	json=$(timeout 900 "$doctor" doctor --json 2>>"$LOG_FILE") || rc=$?
+	if ((rc > 1)) || ! lines=$(printf '%s' "$json" | "$VENV_DIR/bin/python" -c "$DOCTOR_JSON_TO_LINES" 2>>"$LOG_FILE") ||
+		[[ -z $lines ]]; then
+		warn "puffertank doctor --json gave no report (exit $rc; see $LOG_FILE): using the built-in checks. Fix: sudo $0 --only image (reinstalls the host tooling after: rm -rf $VENV_DIR)"
+		return 1
+	fi
+	local status name detail fix
+	while IFS=$'\t' read -r status name detail fix; do
+		# Before the reboot a new driver needs, the GPU checks cannot pass yet: that is expected.
+		if ((REBOOT_REQUIRED)) && [[ $status == FAIL && $name =~ ^(nvidia|gpu|driver) ]]; then
+			status=WARN
+			fix="reboot (the new driver loads then), then: sudo $0 --only verify"
+		fi
+		report "$status" "$name" "$detail" "$fix"
+	done <<<"$lines"
+	return 0
+}
+
+# The host checks in bash, for a host without the host tooling (`puffertank doctor`) yet.
+verify_without_tooling() {
+	local image=puffertank/lib:$VARIANT gpu_args=()
+	local probe=(docker run --rm --label puffertank.verify=1)
 	local sb driver
 	sb=$(secure_boot_state)
 	driver=$(loaded_driver_version || true)
@@ -1010,12 +1072,6 @@ step_verify() {
 				else
 					report FAIL gpu-in-container "$(tail -n1 <<<"$out")" "check the driver and: nvidia-ctk runtime configure --runtime=docker"
 				fi
-				if out=$(timeout 300 "${probe[@]}" "${gpu_args[@]}" "$image" python -c \
-					'import torch; assert torch.cuda.is_available(), "no CUDA"; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1); then
-					report PASS torch-cuda "$(tail -n1 <<<"$out")"
-				else
-					report FAIL torch-cuda "$(tail -n1 <<<"$out")" "driver too old for the image's CUDA? see driver-vs-cuda"
-				fi
 			else
 				report WARN gpu-in-container "skipped (no NVIDIA runtime)"
 			fi
@@ -1028,17 +1084,34 @@ step_verify() {
 	else
 		report WARN tailscale "installed, not logged in" "sudo tailscale up --ssh"
 	fi
-	if [[ -n $TARGET_USER && $TARGET_USER != root ]]; then
-		if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
-			report PASS docker-group "$TARGET_USER is in group docker"
-		else
-			report WARN docker-group "$TARGET_USER is not in group docker" "sudo $0 --only docker-group --user $TARGET_USER"
-		fi
+}
+
+# Setup's own end-to-end check: the image it built sees the GPU from torch (doctor checks the host).
+verify_torch_cuda() {
+	[[ $VARIANT == cuda ]] || return 0
+	local image=puffertank/lib:cuda out
+	local probe=(docker run --rm --label puffertank.verify=1 --gpus all "$image" python -c
+		'import torch; assert torch.cuda.is_available(), "no CUDA"; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))')
+	if ((DRY_RUN)); then
+		info "would run: $(show_cmd "${probe[@]}")"
+		return 0
 	fi
-	say ""
-	local line
-	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
-	info "More checks: puffertank doctor"
+	if [[ $(docker_runtimes) != *'"nvidia"'* ]] || ! docker image inspect "$image" >/dev/null 2>&1; then
+		report WARN torch-cuda "skipped (no NVIDIA runtime in Docker, or no $image)"
+	elif out=$(timeout 300 "${probe[@]}" 2>&1); then
+		report PASS torch-cuda "$(tail -n1 <<<"$out")"
+	else
+		report FAIL torch-cuda "$(tail -n1 <<<"$out")" "driver too old for the image's CUDA? see driver-vs-cuda"
+	fi
+}
+
+verify_docker_group() {
+	[[ -n $TARGET_USER && $TARGET_USER != root ]] || return 0
+	if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
+		report PASS docker-group "$TARGET_USER is in group docker"
+	else
+		report WARN docker-group "$TARGET_USER is not in group docker" "sudo $0 --only docker-group --user $TARGET_USER"
+	fi
 }
 
 # ---- main --------------------------------------------------------------------------------------------------
