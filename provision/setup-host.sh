@@ -35,10 +35,10 @@ readonly DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 readonly VENV_DIR=/opt/puffertank/venv
 # The CUDA facts (the image's CUDA per torch version, the driver each CUDA needs, the driver branches) live
 # in docker/cuda.toml, which the host tooling reads too; the torch version in the base layer's constraints.
-SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-readonly SCRIPT_DIR
-readonly CUDA_FACTS_FILE=$SCRIPT_DIR/../docker/cuda.toml
-readonly BASE_CONSTRAINTS=$SCRIPT_DIR/../docker/constraints/base.txt
+CHECKOUT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly CHECKOUT_DIR
+readonly CUDA_FACTS_FILE=$CHECKOUT_DIR/docker/cuda.toml
+readonly BASE_CONSTRAINTS=$CHECKOUT_DIR/docker/constraints/base.txt
 
 # ---- options (see usage) ---------------------------------------------------------------------------------
 DRY_RUN=0
@@ -413,8 +413,10 @@ load_cuda_facts() {
 # One value of docker/cuda.toml; a missing one stops the run naming the table and the key.
 cuda_fact() {
 	local table=$1 key=$2
+	local hint=VALUE
+	[[ $table == pypi_torch_cuda ]] && hint="the CUDA version PyPI's torch $key is built for"
 	[[ -n ${CUDA_FACT[$table.$key]:-} ]] ||
-		die "$CUDA_FACTS_FILE has no \"$key\" in [$table]. Fix: add it (e.g. the CUDA version PyPI's torch $key is built for, when [$table] is pypi_torch_cuda)"
+		die "$CUDA_FACTS_FILE has no \"$key\" in [$table]. Fix: add the line \"$key\" = \"$hint\" under [$table]"
 	printf '%s\n' "${CUDA_FACT[$table.$key]}"
 }
 
@@ -663,7 +665,13 @@ $lines"
 # key and source (two sources for one repository would conflict), with the key checked all the same.
 cuda_repo_source() {
 	if pkg_installed cuda-keyring; then
-		ensure_keyring "$CUDA_REPO/3bf863cc.pub" "$CUDA_KEYRING_PKG_KEY" "$CUDA_REPO_KEY_FPR"
+		if ((DRY_RUN)) && ! command -v gpg >/dev/null 2>&1; then
+			info "would check $CUDA_KEYRING_PKG_KEY (from cuda-keyring) against fingerprint $CUDA_REPO_KEY_FPR"
+			return 0
+		fi
+		ensure_gpg
+		verify_key "$CUDA_KEYRING_PKG_KEY" "$CUDA_REPO_KEY_FPR" "$CUDA_KEYRING_PKG_KEY (installed by cuda-keyring)" \
+			"Fix: sudo apt-get purge cuda-keyring, then run this step again: it adds NVIDIA's repository with the pinned key."
 		return 0
 	fi
 	local before=$STEP_ACTIONS
