@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker")
 
@@ -105,7 +106,7 @@ class SecondDaemon:
 @pytest.fixture(scope="module")
 def second_daemon(docker_client, lib_image):
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("dockerd", "ip", "openssl")):
-        pytest.skip("a second Docker daemon needs root, dockerd, ip (iproute2) and openssl")
+        skip_or_fail("a second Docker daemon needs root, dockerd, ip (iproute2) and openssl")
     root = Path(tempfile.mkdtemp(prefix="pt-d2-", dir="/tmp"))  # short: unix socket paths are limited
     bridge = f"ptbr{uuid.uuid4().hex[:6]}"
     certs = root / "certs"

@@ -57,6 +57,19 @@ class ChainResult:
     def hash_tag(self, stage: str = "lib") -> str:
         return self.stages[stage].hash_tag
 
+    def record(self) -> dict:
+        """What timings.py keeps of this build."""
+        return {
+            "variant": self.variant,
+            "namespace": self.namespace,
+            "no_cache": self.no_cache,
+            "seconds": round(self.seconds, 2),
+            "stages": {
+                n: {"status": r.status, "seconds": round(r.seconds, 2), "steps": r.steps, "cached": r.cached}
+                for n, r in self.stages.items()
+            },
+        }
+
 
 def build_chain(
     opts: BuildOptions, client: docker.DockerClient | None = None, log: Log = log_stderr
@@ -98,7 +111,7 @@ def build_chain(
             if not opts.keep_old:
                 _retire_old_tags(client, opts, plan, log)
         chain = ChainResult(opts.variant, opts.namespace, results, time.monotonic() - start, opts.no_cache)
-        timings.record(chain)  # under the lock: concurrent builds must not drop each other's records
+        timings.record(chain.record())  # under the lock: concurrent builds must not drop each other's records
     return chain
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from typing import TYPE_CHECKING
 
 import docker  # docker.errors comes with it
 
@@ -18,9 +17,6 @@ from pufferlib.tank.containers import RunSpec, run_captured
 from pufferlib.tank.errors import TankError
 from pufferlib.tank.names import HASH_LABEL, STAGES
 from pufferlib.tank.paths import cache_dir
-
-if TYPE_CHECKING:
-    from pufferlib.tank.build.chain import ChainResult
 
 TIMINGS_FILE = "timings.json"
 BUDGETS = {
@@ -32,22 +28,10 @@ BUDGETS = {
 }
 
 
-def record(chain: ChainResult) -> None:
+def record(run: dict) -> None:
+    """Append one build (ChainResult.record()) to the file, keeping the last 200."""
     path = cache_dir() / TIMINGS_FILE
-    runs = load()
-    runs.append(
-        {
-            "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "variant": chain.variant,
-            "namespace": chain.namespace,
-            "no_cache": chain.no_cache,
-            "seconds": round(chain.seconds, 2),
-            "stages": {
-                n: {"status": r.status, "seconds": round(r.seconds, 2), "steps": r.steps, "cached": r.cached}
-                for n, r in chain.stages.items()
-            },
-        }
-    )
+    runs = [*load(), {"when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **run}]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(runs[-200:], indent=1))
