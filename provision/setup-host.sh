@@ -450,13 +450,14 @@ nvidia_gpus() {
 	return 0
 }
 
-# What --variant auto means while provisioning. The host tooling's rule (puffertank matrix, the dev container)
-# is "cuda where Docker has the NVIDIA runtime", but that runtime is what this run is about to install, so
-# here the rule is the fact the runtime will be installed for: an NVIDIA GPU on the PCI bus. Once the
-# nvidia-toolkit step has run the two agree, and verify (puffertank doctor) fails a GPU without the runtime.
-# This function is the one place to ask the host tooling instead, should it expose its rule as a command.
+# What --variant auto means: the host tooling's one rule (pufferlib/tank/variant.py, `puffertank variant`:
+# cuda when an NVIDIA GPU is on the PCI bus, else cpu). variant.py needs only the standard library, so it
+# runs from this checkout before the host venv exists. Only where python3 itself is missing (a minimal
+# Debian before the base-tools step installs it) the same PCI test is done here.
 auto_variant() {
-	if [[ -n $(nvidia_gpus) ]]; then echo cuda; else echo cpu; fi
+	if command -v python3 >/dev/null 2>&1; then
+		python3 "$CHECKOUT_DIR/pufferlib/tank/variant.py"
+	elif [[ -n $(nvidia_gpus) ]]; then echo cuda; else echo cpu; fi
 }
 
 secure_boot_state() {

@@ -21,7 +21,6 @@ docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip ins
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = "/src/provision/setup-host.sh"  # where the repository is mounted, read-only, in the container
 LABEL = "puffertank.test"
-FALLBACK_BASE = "puffertank/debian:bookworm"
 
 
 @dataclass
@@ -50,17 +49,9 @@ def docker_client() -> Iterator[docker.DockerClient]:
 @pytest.fixture(scope="session")
 def debian_base(docker_client: docker.DockerClient) -> str:
     """A local Debian 12 image (debootstrap + import), made by the image chain's helper when missing."""
-    try:
-        from pufferlib.tank.build.debian import ensure_debian_base
-    except ImportError:
-        ensure_debian_base = None
-    if ensure_debian_base is not None:
-        return ensure_debian_base(docker_client)
-    try:
-        docker_client.images.get(FALLBACK_BASE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"no Debian 12 base image: build {FALLBACK_BASE} (debootstrap + docker import)")
-    return FALLBACK_BASE
+    from pufferlib.tank.build.debian import ensure_debian_base
+
+    return ensure_debian_base(docker_client)
 
 
 class Box:
