@@ -13,7 +13,6 @@ Seeding: full (gymnasium's `reset(seed=...)`: terrain, track, wind and initial p
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -75,10 +74,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     if env_id.startswith("CarRacing"):
         env.render_backend = render_backend
     return env
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 def _binding(name: str) -> Binding:

@@ -17,7 +17,6 @@ draws every initial state; resets without a seed continue it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
 from typing import Any
@@ -179,10 +178,6 @@ def make_env(
     puffer_env = GymnasiumPufferEnv(env=wrapped, buf=buf, seed=seed)
     puffer_env.render_backend = wrapped.render_backend
     return puffer_env
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 def _binding(name: str) -> Binding:

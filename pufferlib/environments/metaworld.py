@@ -137,10 +137,6 @@ def make_env(
     return GymnasiumPufferEnv(env=MT1Task(name, task_seed, render_mode), buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
-
-
 def _binding(name: str) -> Binding:
     return Binding(
         name=f"metaworld/{name}",

@@ -12,7 +12,6 @@ Seeding: full (gymnasium's `reset(seed=...)` draws the initial-state noise).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pufferlib import PufferEnv
@@ -57,10 +56,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import gymnasium
 
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 def _binding(name: str) -> Binding:

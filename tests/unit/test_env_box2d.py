@@ -39,10 +39,10 @@ def test_reset_and_step_within_declared_spaces(binding):
 @pytest.mark.parametrize(
     ("name", "actions"),
     [
-        ("LunarLander-v3", spaces.MultiDiscrete([4])),
+        ("LunarLander-v3", spaces.Discrete(4)),
         ("LunarLanderContinuous-v3", spaces.Box(-1, 1, (2,), np.float32)),
         ("BipedalWalkerHardcore-v3", spaces.Box(-1, 1, (4,), np.float32)),
-        ("CarRacingDiscrete-v3", spaces.MultiDiscrete([5])),
+        ("CarRacingDiscrete-v3", spaces.Discrete(5)),
     ],
 )
 def test_discrete_and_continuous_variants(name, actions):
