@@ -247,21 +247,42 @@ class PettingZooPufferEnv(_Emulated):
                 )
         self.num_agents = len(self.possible_agents)
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._row_cache: dict[tuple, np.ndarray] = {}
         self._setup(obs_space, atn_space, buf, seed)
+        self._discrete_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
 
     @property
     def agents(self) -> list:
         return self.env.agents
 
+    def _rows(self, agents) -> np.ndarray:
+        """Buffer rows of `agents` (an iterable of agent ids), cached per sequence of ids: the
+        population changes rarely, and envs with hundreds of agents (MAgent2) pay for every lookup."""
+        key = tuple(agents)
+        rows = self._row_cache.get(key)
+        if rows is None:
+            missing = [agent for agent in key if agent not in self._index]
+            if missing:
+                raise APIUsageError(f"{self.name}: agent {missing[0]!r} is not in possible_agents")
+            rows = np.fromiter((self._index[agent] for agent in key), np.intp, len(key))
+            if len(self._row_cache) >= 256:  # populations that keep changing (deaths): bound the cache
+                self._row_cache.clear()
+            self._row_cache[key] = rows
+        return rows
+
     def _write_all(self, obs: dict) -> None:
-        self.observations[:] = 0
+        rows = self._rows(obs)
         self.masks[:] = False
-        for agent, ob in obs.items():
-            i = self._index.get(agent)
-            if i is None:
-                raise APIUsageError(f"{self.name}: agent {agent!r} is not in possible_agents")
-            self._write(i, ob)
-            self.masks[i] = True
+        self.masks[rows] = True
+        if self.obs_dtype is None and len(rows) > 1:  # Box observations: one bulk write, no per-agent copy
+            values = list(obs.values())
+            staged = np.concatenate(values) if np.ndim(values[0]) else np.array(values)
+            self.observations[rows] = staged.reshape(len(rows), *self.observations.shape[1:])
+        else:
+            for i, ob in zip(rows.tolist(), obs.values(), strict=True):
+                self._write(i, ob)
+        if len(rows) < self.num_agents:
+            self.observations[~self.masks] = 0
 
     def reset(self, seed: int | None = None):
         obs, _ = self.env.reset(seed=self._first_seed(seed))
@@ -281,32 +302,25 @@ class PettingZooPufferEnv(_Emulated):
 
     def step(self, actions):
         actions = self._validate_actions(actions)
-        live = self.env.agents
-        action_dict = {agent: self._native_action(actions[self._index[agent]]) for agent in live}
-        obs, rewards, terminated, truncated, info = self.env.step(action_dict)
+        live = list(self.env.agents)
+        live_rows = self._rows(live)
+        obs, rewards, terminated, truncated, info = self.env.step(self._action_dict(live, live_rows, actions))
         if not self._checked_step:
             for agent, ob in obs.items():
                 self._check_observation(ob, agent)
             self._checked_step = True
         self._write_all(obs)
-        self.rewards[:] = 0
-        self.terminals[:] = False
-        self.truncations[:] = False
-        for agent, r in rewards.items():
-            self.rewards[self._index[agent]] = r
-        for agent, t in terminated.items():
-            self.terminals[self._index[agent]] = t
-        for agent, t in truncated.items():
-            self.truncations[self._index[agent]] = t
+        self._scatter(self.rewards, rewards)
+        self._scatter(self.terminals, terminated)
+        self._scatter(self.truncations, truncated)
         self._episode_returns += self.rewards
         self._episode_length += 1
         for agent, agent_info in (info or {}).items():
             if agent_info:
                 self._episode_info.setdefault(agent, {}).update(numeric_items(agent_info))
 
-        ended = [a for a in set(terminated) | set(truncated) if terminated.get(a) or truncated.get(a)]
         infos = []
-        if not self.env.agents or (live and set(live) <= set(ended)):
+        if not self.env.agents or (live and (self.terminals[live_rows] | self.truncations[live_rows]).all()):
             self.done = True
             per_key: dict[str, list[float]] = {}
             for agent_stats in self._episode_info.values():
@@ -321,6 +335,27 @@ class PettingZooPufferEnv(_Emulated):
                 }
             )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _action_dict(self, live: list, rows: np.ndarray, actions: np.ndarray) -> dict:
+        """{agent: native action} for the live agents; Discrete and Box spaces in one numpy step."""
+        if self._discrete_start is not None:
+            values = actions[rows].reshape(len(rows), -1)[:, 0] + self._discrete_start
+            return dict(zip(live, values.tolist(), strict=True))
+        if self._box_bounds is not None:
+            native = np.clip(actions[rows], *self._box_bounds).astype(self._native_atn_space.dtype, copy=False)
+            return dict(zip(live, native, strict=True))
+        return {agent: self._native_action(actions[i]) for agent, i in zip(live, rows.tolist(), strict=True)}
+
+    def _scatter(self, buffer: np.ndarray, values: dict) -> None:
+        """buffer[row of agent] = value for each agent of `values`; 0 for the rows it omits."""
+        buffer[:] = 0
+        if not values:
+            return
+        try:
+            buffer[self._rows(values)] = np.fromiter(values.values(), buffer.dtype, len(values))
+        except (TypeError, ValueError):  # values that are not plain scalars (e.g. 1-element arrays)
+            for i, value in zip(self._rows(values).tolist(), values.values(), strict=True):
+                buffer[i] = value
 
 
 def _short(value: Any, limit: int = 120) -> str:
