@@ -27,6 +27,17 @@ from pufferlib.environments import (
     ocean,
     procgen,
 )
+from pufferlib.environments import (  # wave 2b: games, many-agent worlds, JAX envs
+    bsuite,
+    crafter,
+    craftax,
+    griddly,
+    highway,
+    magent2,
+    open_spiel,
+    retro,
+    vizdoom,
+)
 from pufferlib.environments.registry import (
     Binding,
     SmokeSpec,
@@ -39,6 +50,7 @@ from pufferlib.environments.registry import (
 )
 
 FAMILIES = (ocean, classic_control, minigrid, procgen, nethack, minihack, butterfly, atari)
+FAMILIES += (vizdoom, magent2, open_spiel, crafter, craftax, bsuite, highway, griddly, retro)
 
 PLUGINS = tuple(
     importlib.import_module(name.strip())
