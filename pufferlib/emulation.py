@@ -250,6 +250,11 @@ class PettingZooPufferEnv(_Emulated):
         self._row_cache: dict[tuple, np.ndarray] = {}
         self._setup(obs_space, atn_space, buf, seed)
         self._discrete_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
+        # A Dict of leaves (e.g. observation + action_mask) is written one field at a time for all agents.
+        flat_dict = isinstance(obs_space, spaces.Dict) and all(
+            isinstance(sub, pspaces.LEAF_SPACES) for sub in obs_space.spaces.values()
+        )
+        self._dict_keys = [(str(k), k) for k in obs_space.spaces] if flat_dict else None
 
     @property
     def agents(self) -> list:
@@ -278,6 +283,10 @@ class PettingZooPufferEnv(_Emulated):
             values = list(obs.values())
             staged = np.concatenate(values) if np.ndim(values[0]) else np.array(values)
             self.observations[rows] = staged.reshape(len(rows), *self.observations.shape[1:])
+        elif self._dict_keys is not None and len(rows) > 1:  # a Dict of leaves: one write per field
+            values = list(obs.values())
+            for field, key in self._dict_keys:
+                self._struct[field][rows] = np.array([ob[key] for ob in values])
         else:
             for i, ob in zip(rows.tolist(), obs.values(), strict=True):
                 self._write(i, ob)
@@ -351,11 +360,11 @@ class PettingZooPufferEnv(_Emulated):
         buffer[:] = 0
         if not values:
             return
-        try:
-            buffer[self._rows(values)] = np.fromiter(values.values(), buffer.dtype, len(values))
-        except (TypeError, ValueError):  # values that are not plain scalars (e.g. 1-element arrays)
-            for i, value in zip(self._rows(values).tolist(), values.values(), strict=True):
-                buffer[i] = value
+        if isinstance(next(iter(values.values())), np.ndarray):  # e.g. 1-element reward arrays
+            data = np.array([np.reshape(v, ()) for v in values.values()], dtype=buffer.dtype)
+        else:
+            data = np.fromiter(values.values(), buffer.dtype, len(values))
+        buffer[self._rows(values)] = data
 
 
 def _short(value: Any, limit: int = 120) -> str:
