@@ -1,29 +1,60 @@
 """PufferLib: flat, fixed-shape environments, fast vectorization and a small PPO trainer.
 
 This module holds what every other module stands on: the native `PufferEnv` base class with its
-preallocated buffers, and `APIUsageError`. It imports numpy and gymnasium only (never torch), so the
-registry and the host tooling stay light.
+preallocated buffers, and the exceptions (defined in `pufferlib.exceptions`). It imports numpy and
+gymnasium only (never torch), so the registry and the host tooling stay light.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import gymnasium
 import numpy as np
 
+from pufferlib.exceptions import APIUsageError, EnvironmentSetupError, InvalidAgentError
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "BUFFER_NAMES",
+    "APIUsageError",
+    "EnvironmentSetupError",
+    "EpisodeStats",
+    "InvalidAgentError",
+    "Namespace",
+    "PufferEnv",
+    "action_buffer_spec",
+    "allocate_buffers",
+    "joint_space",
+    "namespace",
+    "set_buffers",
+]
 
 BUFFER_NAMES = ("observations", "rewards", "terminals", "truncations", "masks", "actions")
 
 
-class APIUsageError(Exception):
-    """The caller used an environment or vector env in a way its API does not allow."""
+class Namespace(SimpleNamespace, Mapping):
+    """A SimpleNamespace that is also a read-only mapping: `ns.x`, `ns["x"]`, `dict(ns)`, `**ns`."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.__dict__[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.__dict__)
+
+    def __len__(self) -> int:
+        return len(self.__dict__)
 
 
-class EnvironmentSetupError(RuntimeError):
-    """An environment could not be created (missing package, bad arguments)."""
+def namespace(self: Any = None, **kwargs: Any) -> Any:
+    """PufferLib's helper: `namespace(a=1)` makes a Namespace; `namespace(obj, a=1)` sets attributes."""
+    if self is None:
+        return Namespace(**kwargs)
+    self.__dict__.update(kwargs)
+    return self
 
 
 def action_buffer_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], np.dtype]:

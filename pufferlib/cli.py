@@ -11,7 +11,7 @@ COMMAND_MODULES = (
     "pufferlib.environments.cli",
     "pufferlib.smoke",
     "pufferlib.train.cli",
-    "pufferlib.bench",
+    "pufferlib.bench.cli",
 )
 
 

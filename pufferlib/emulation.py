@@ -1,9 +1,10 @@
 """Gymnasium and PettingZoo environments as flat, fixed-shape PufferEnvs.
 
 Observations of any nesting are written into one flat row per agent (see pufferlib.spaces);
-discrete and structured actions arrive as one MultiDiscrete row and are unflattened before the
-env sees them. PettingZoo envs get a fixed population: `possible_agents` in sorted order, with
-absent agents padded (zero observation, reward 0, mask False).
+structured actions arrive as one MultiDiscrete row and are unflattened before the env sees them
+(a top-level Discrete or Box action space stays what it is). PettingZoo envs get a fixed
+population: `possible_agents` in sorted order, with absent agents padded (zero observation,
+reward 0, mask False).
 
 Episode semantics: when an episode ends, `done` is set and the next call must be `reset()`;
 `step()` then raises `APIUsageError`. Vector backends (and `PufferEnv.send`) reset on the send
@@ -12,10 +13,16 @@ env's own numeric infos, last value seen) are returned in `infos` at episode end
 
 Checks of the env's outputs against its declared spaces run once, on the first reset and step;
 the per-step checks are constant-time (a flag, a shape compare and one vectorized bound test).
+An observation leaf of another numeric dtype than declared (float64 for a float32 Box, as many
+hand-written envs return) is cast into the buffer with one warning naming the leaf; only values
+the declared dtype cannot represent are refused. An env whose reset() takes no `seed` is reset
+without it and seeded through `env.seed(seed)` and its action space, where it has them.
 """
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Callable
 from numbers import Number
 from typing import Any
@@ -24,7 +31,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib import APIUsageError, PufferEnv
+from pufferlib import APIUsageError, InvalidAgentError, PufferEnv
 from pufferlib import spaces as pspaces
 
 
@@ -78,6 +85,8 @@ class _Emulated(PufferEnv):
         self._seed = seed
         self._initialized = False
         self._checked_step = False
+        self._cast_warned: set[str] = set()
+        self._reset_takes_seed = _takes_seed(self.env.reset)
         self.done = False
         super().__init__(buf)
         if self.obs_dtype is not None:
@@ -86,6 +95,9 @@ class _Emulated(PufferEnv):
         if isinstance(self.single_action_space, spaces.MultiDiscrete):
             self._nvec = self.single_action_space.nvec.astype(np.int64)
             self._bounds = self._nvec.tolist() * self.num_agents  # flat upper bounds of a whole batch
+        elif isinstance(self.single_action_space, spaces.Discrete):
+            self._nvec = np.int64(self.single_action_space.n)
+            self._bounds = [int(self._nvec)] * self.num_agents
         self._atn_shape = self.actions.shape
         self._box_bounds = None
         if isinstance(atn_space, spaces.Box):
@@ -98,12 +110,41 @@ class _Emulated(PufferEnv):
             pspaces.write_observation(self._struct[row], ob, self._native_obs_space)
 
     def _check_observation(self, ob: Any, agent: Any = None) -> None:
-        if not self._native_obs_space.contains(ob):
-            who = f" agent {agent!r}" if agent is not None else ""
-            raise APIUsageError(
-                f"{self.name}:{who} observation does not match the declared observation space "
-                f"{self._native_obs_space}: {_short(ob)}"
-            )
+        space = self._native_obs_space
+        if space.contains(ob):
+            return
+        who = f" agent {agent!r}" if agent is not None else ""
+        try:  # e.g. float64 values for a float32 Box: gymnasium warns, and the buffer casts them anyway
+            cast, casts = pspaces.cast_observation(ob, space)
+        except ValueError as e:
+            raise APIUsageError(f"{self.name}:{who} {e}") from None
+        if casts and space.contains(cast):
+            for path, got, want in casts:
+                if path not in self._cast_warned:
+                    self._cast_warned.add(path)
+                    warnings.warn(
+                        f"{self.name}: {path} is {got} but the observation space declares {want}; "
+                        "casting it into the buffer (return the declared dtype to silence this)",
+                        stacklevel=4,
+                    )
+            return
+        raise APIUsageError(
+            f"{self.name}:{who} observation does not match the declared observation space "
+            f"{space}: {_short(ob)}"
+        )
+
+    def _reset_env(self, seed: int | None) -> Any:
+        """env.reset(seed=...), or for an env whose reset() takes no seed: env.seed(seed) and the action
+        space's seed where the env offers them, then reset()."""
+        if self._reset_takes_seed:
+            return self.env.reset(seed=seed)
+        if seed is not None:
+            if callable(getattr(self.env, "seed", None)):
+                self.env.seed(seed)
+            space = getattr(self.env, "action_space", None)
+            if isinstance(space, gymnasium.Space):
+                space.seed(seed)
+        return self.env.reset()
 
     def _validate_actions(self, actions: Any) -> np.ndarray:
         """Shape and bounds of a batch of flat actions; returns them as (num_agents, ...) array."""
@@ -157,7 +198,14 @@ class _Emulated(PufferEnv):
 
 
 class GymnasiumPufferEnv(_Emulated):
-    """A single-agent Gymnasium env as a PufferEnv with flat, fixed-shape buffers."""
+    """A single-agent Gymnasium env as a PufferEnv with flat, fixed-shape buffers.
+
+    `autoreset = True` (pufferlib.compat sets it for same-step vector envs) resets the env inside
+    the step that ends an episode, as native envs do: the step keeps its reward and flags, the
+    buffer holds the next episode's first observation and the info carries `final_observation`.
+    """
+
+    autoreset = False
 
     def __init__(
         self,
@@ -175,7 +223,7 @@ class GymnasiumPufferEnv(_Emulated):
         self._setup(self.env.observation_space, self.env.action_space, buf, seed)
 
     def reset(self, seed: int | None = None):
-        ob, _ = self.env.reset(seed=self._first_seed(seed))
+        ob, _ = self._reset_env(self._first_seed(seed))
         if not self._initialized:
             self._check_observation(ob)
         self._write(0, ob)
@@ -185,10 +233,13 @@ class GymnasiumPufferEnv(_Emulated):
         self.masks[:] = True
         self._initialized = True
         self.done = False
+        self._start_episode()
+        return self.observations, []
+
+    def _start_episode(self) -> None:
         self._episode_return = 0.0
         self._episode_length = 0
         self._episode_info: dict[str, float] = {}
-        return self.observations, []
 
     def step(self, action):
         actions = self._validate_actions(action)
@@ -206,7 +257,6 @@ class GymnasiumPufferEnv(_Emulated):
             self._episode_info.update(numeric_items(info))
         infos = []
         if terminated or truncated:
-            self.done = True
             infos.append(
                 {
                     **self._episode_info,
@@ -214,6 +264,12 @@ class GymnasiumPufferEnv(_Emulated):
                     "episode_length": self._episode_length,
                 }
             )
+            if self.autoreset:  # same-step autoreset: the final observation travels in the info
+                infos[0]["final_observation"] = self.observations[0].copy()
+                self._write(0, self._reset_env(None)[0])
+                self._start_episode()
+            else:
+                self.done = True
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
 
@@ -268,7 +324,7 @@ class PettingZooPufferEnv(_Emulated):
         if rows is None:
             missing = [agent for agent in key if agent not in self._index]
             if missing:
-                raise APIUsageError(f"{self.name}: agent {missing[0]!r} is not in possible_agents")
+                raise InvalidAgentError(missing[0], self.possible_agents, self.name)
             rows = np.fromiter((self._index[agent] for agent in key), np.intp, len(key))
             if len(self._row_cache) >= 256:  # populations that keep changing (deaths): bound the cache
                 self._row_cache.clear()
@@ -294,7 +350,7 @@ class PettingZooPufferEnv(_Emulated):
             self.observations[~self.masks] = 0
 
     def reset(self, seed: int | None = None):
-        obs, _ = self.env.reset(seed=self._first_seed(seed))
+        obs, _ = self._reset_env(self._first_seed(seed))
         if not self._initialized:
             for agent, ob in obs.items():
                 self._check_observation(ob, agent)
@@ -365,6 +421,31 @@ class PettingZooPufferEnv(_Emulated):
         else:
             data = np.fromiter(values.values(), buffer.dtype, len(values))
         buffer[self._rows(values)] = data
+
+
+def nativize(sample: np.ndarray, space: gymnasium.Space, struct_dtype: np.dtype | None) -> Any:
+    """PufferLib's name: one flat observation row back in the env's own (nested) structure.
+
+    `space` and `struct_dtype` are `env.emulated["emulated_observation_space"]` and
+    `["observation_dtype"]`; a Box observation (struct_dtype None) is returned as it is.
+    """
+    if struct_dtype is None:
+        return sample
+    struct = np.ascontiguousarray(sample).view(struct_dtype).reshape(-1)[0]
+    if not isinstance(space, pspaces.STRUCT_SPACES):
+        return pspaces.read_observation(struct, space)[()]
+    return pspaces.read_observation(struct, space)
+
+
+GymPufferEnv = GymnasiumPufferEnv  # PufferLib's older name
+
+
+def _takes_seed(reset: Callable) -> bool:
+    try:
+        params = inspect.signature(reset).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "seed" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def _short(value: Any, limit: int = 120) -> str:

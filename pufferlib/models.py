@@ -194,7 +194,7 @@ class ProcgenResnet(nn.Module):
 class LSTMWrapper(nn.Module):
     """Puts an LSTM between a policy's encode_observations and decode_actions.
 
-    forward(obs, state, dones=None): obs is (B, *obs_shape) for one step or (B, T, *obs_shape) for
+    forward(obs, state=None, starts=None): obs is (B, *obs_shape) for one step or (B, T, *obs_shape) for
     BPTT over T steps; state is (h, c), each (B, hidden) (None = zeros); `starts` (B, T) is 1 where
     the observation begins a new episode, which zeroes that row's state before the step (CleanRL's
     `next_done`). Returns ((logits, value), (h, c)) with logits and value flattened over B*T.

@@ -14,8 +14,14 @@ import numpy as np
 import torch
 from torch import nn
 
+# Every dtype a gymnasium Box may carry (integers, floats, bool) except numpy's longdouble, which
+# torch cannot hold. uint16/32/64 are torch >= 2.3 "shell" dtypes: views, copies and `.float()` work.
 NUMPY_TO_TORCH = {
+    np.dtype(np.bool_): torch.bool,
     np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.uint16): torch.uint16,
+    np.dtype(np.uint32): torch.uint32,
+    np.dtype(np.uint64): torch.uint64,
     np.dtype(np.int8): torch.int8,
     np.dtype(np.int16): torch.int16,
     np.dtype(np.int32): torch.int32,
@@ -23,41 +29,49 @@ NUMPY_TO_TORCH = {
     np.dtype(np.float16): torch.float16,
     np.dtype(np.float32): torch.float32,
     np.dtype(np.float64): torch.float64,
-    np.dtype(np.bool_): torch.bool,
 }
 
 # A leaf: (torch dtype, shape, byte offset, byte size). A struct: a dict of name -> leaf or struct.
 Leaf = tuple[torch.dtype, tuple[int, ...], int, int]
+# PufferLib's name for what nativize_dtype returns.
+NativeDType = Leaf | dict[str, Any]
 
 
-def torch_dtype(dtype: Any) -> torch.dtype:
+def torch_dtype(dtype: Any, where: str = "") -> torch.dtype:
+    """The torch dtype of a numpy dtype; `where` names the leaf in the error."""
     dtype = np.dtype(dtype)
     if dtype not in NUMPY_TO_TORCH:
-        raise TypeError(f"No torch dtype for numpy {dtype}")
+        supported = ", ".join(sorted(str(d) for d in NUMPY_TO_TORCH))
+        at = f" at {where}" if where else ""
+        raise TypeError(
+            f"No torch dtype for numpy {dtype}{at}. Supported: {supported}; convert the leaf with an "
+            "ObservationWrapper (e.g. to float64) before emulation"
+        )
     return NUMPY_TO_TORCH[dtype]
 
 
-def nativize_dtype(emulated: dict | None) -> dict | None:
+def nativize_dtype(emulated: dict | None) -> NativeDType | None:
     """Nested layout of an emulated observation: name -> (dtype, shape, offset, nbytes) or dict.
 
     Returns None when the observation space was already a Box (nothing to nativize).
     """
     if not emulated or emulated.get("observation_dtype") is None:
         return None
-    return _native(emulated["observation_dtype"], 0)
+    return _native(emulated["observation_dtype"], 0, "observation")
 
 
-def _native(dtype: np.dtype, base: int) -> dict:
+def _native(dtype: np.dtype, base: int, path: str) -> dict:
     out: dict[str, Any] = {}
     for name in dtype.names:
         sub, offset = dtype.fields[name][:2]
+        where = f"{path}.{name}"
         if sub.names is not None:
-            out[name] = _native(sub, base + offset)
+            out[name] = _native(sub, base + offset, where)
         elif sub.subdtype is not None:
             elem, shape = sub.subdtype
-            out[name] = (torch_dtype(elem), tuple(shape), base + offset, sub.itemsize)
+            out[name] = (torch_dtype(elem, where), tuple(shape), base + offset, sub.itemsize)
         else:
-            out[name] = (torch_dtype(sub), (), base + offset, sub.itemsize)
+            out[name] = (torch_dtype(sub, where), (), base + offset, sub.itemsize)
     return out
 
 

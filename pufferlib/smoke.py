@@ -4,9 +4,11 @@
     puffer smoke minigrid/MiniGrid-Empty-8x8-v0          # a readable table
 
 Checks, in order: import, make, spaces, reset, step (random valid actions through emulation),
-serial and multiprocessing (through pufferlib.vector, 2 envs / 2 workers), policy (the default
-policy's forward pass), learn (a short training run that must reach the solved score; Ocean and
-CartPole) and gpu (torch CUDA and a policy step on the GPU; skipped with the reason where none).
+serial and multiprocessing (through pufferlib.vector, 2 envs / 2 workers: every observation in
+its space, and the same trace from both for the same seed and actions), policy (the default
+policy's forward pass), learn (a short training run that must reach the solved score within half
+the binding's time budget; Ocean and CartPole) and gpu (torch CUDA and a policy step on the GPU;
+skipped with the reason where none).
 A check whose prerequisite failed is skipped with that reason. Exit status 1 if any check failed.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -69,6 +72,25 @@ def random_actions(env, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(0, space.nvec, size=(rows, *space.nvec.shape))
 
 
+def _check_batch(space, obs: np.ndarray, rewards: np.ndarray, masks: np.ndarray, where: str) -> None:
+    """Every live observation row lies in `space` and every reward is finite."""
+    for row, live in zip(obs, masks, strict=True):
+        if live and not space.contains(row):
+            raise AssertionError(
+                f"{where}: observation outside {space}: {np.array2string(row, threshold=20)}"
+            )
+    if not np.all(np.isfinite(rewards)):
+        raise AssertionError(f"{where}: non-finite reward {rewards}")
+
+
+def _digest(*arrays: np.ndarray) -> bytes:
+    """A fingerprint of one step's batch (observations, rewards, flags, masks)."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.digest()
+
+
 class Smoke:
     """Runs the checks for one binding, keeping the objects later checks need."""
 
@@ -78,6 +100,7 @@ class Smoke:
         self.steps_override = steps
         self.binding = None
         self.env = None
+        self.serial_trace: list[bytes] | None = None  # what check_serial saw, for check_multiprocessing
 
     @property
     def steps(self) -> int:
@@ -149,33 +172,59 @@ class Smoke:
         seconds = time.perf_counter() - start
         return f"{self.steps} steps, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
 
-    def _vector(self, backend_name: str, **kwargs: Any) -> tuple[str, float]:
+    def _vector(self, backend_name: str, **kwargs: Any) -> tuple[str, float, list[bytes]]:
+        """Step 2 envs through a vector backend with seeded random actions; every live observation
+        must lie in the observation space. Returns the detail, agent steps/s and the trace: one
+        digest per step of what the envs returned, to compare backends."""
         import pufferlib.vector
 
         backend = getattr(pufferlib.vector, backend_name)
         vecenv = pufferlib.vector.make(
             self.binding.env_creator(), backend=backend, num_envs=2, seed=self.seed, **kwargs
         )
+        trace: list[bytes] = []
         try:
             rng = np.random.default_rng(self.seed)
-            vecenv.reset(seed=self.seed)
+            vecenv.async_reset(self.seed)
             agent_steps, episodes = 0, 0
             steps = max(self.steps // 2, 8)
             start = time.perf_counter()
-            for _ in range(steps):
-                _, _, _, _, infos = vecenv.step(random_actions(vecenv, rng))
-                agent_steps += vecenv.agents_per_batch
+            for step in range(steps + 1):
+                obs, rewards, terminals, truncations, infos, _, masks = vecenv.recv()
+                where = f"{backend_name}, step {step}" if step else f"{backend_name}, reset"
+                _check_batch(vecenv.single_observation_space, obs, rewards, masks, where)
+                trace.append(_digest(obs, rewards, terminals, truncations, masks))
+                agent_steps += int(np.count_nonzero(masks)) if step else 0
                 episodes += len(infos)
+                if step < steps:
+                    vecenv.send(random_actions(vecenv, rng))
             seconds = time.perf_counter() - start
         finally:
             vecenv.close()
-        return f"{steps} steps x 2 envs, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
+        detail = f"{steps} steps x 2 envs, {episodes} episode(s) ended, observations in their space"
+        return detail, agent_steps / max(seconds, 1e-9), trace
 
     def check_serial(self) -> tuple[str, float]:
-        return self._vector("Serial")
+        detail, sps, self.serial_trace = self._vector("Serial")
+        return detail, sps
 
     def check_multiprocessing(self) -> tuple[str, float]:
-        return self._vector("Multiprocessing", num_workers=2, overwork=True)
+        detail, sps, trace = self._vector("Multiprocessing", num_workers=2, overwork=True)
+        if self.serial_trace is None:
+            return detail + "; not compared with Serial (serial did not pass)", sps
+        if self.binding.seeding != "full":
+            return detail + f"; not compared with Serial (seeding {self.binding.seeding})", sps
+        differ = next(
+            (i for i, (a, b) in enumerate(zip(self.serial_trace, trace, strict=True)) if a != b), None
+        )
+        if differ is not None:
+            where = "the reset" if differ == 0 else f"step {differ}"
+            raise AssertionError(
+                f"Multiprocessing and Serial differ from {where} on, with the same seed ({self.seed}) and "
+                "actions: the env is not reproducible across processes (state shared between envs, or a "
+                "random source that ignores the seed)"
+            )
+        return detail + ", the same trace as Serial", sps
 
     def _policy(self, device: str = "cpu"):
         import torch
@@ -200,10 +249,17 @@ class Smoke:
             raise Skip("no learning check for this binding (only Ocean and CartPole)")
         from pufferlib.train import train
 
-        summary = train(self.name, quiet=True)
+        # Half the binding's time budget: a run that cannot solve in time fails here, with its numbers,
+        # rather than being killed at the budget.
+        budget = self.binding.smoke.seconds / 2
+        summary = train(self.name, {"train.max_seconds": budget}, quiet=True)
+        mean = (
+            "none (no episode ended)" if summary["mean_return"] is None else f"{summary['mean_return']:.3f}"
+        )
         detail = (
-            f"mean return {summary['mean_return']:.3f} (solved at {self.binding.solved}) "
-            f"after {summary['steps']:,} steps in {summary['seconds']:.1f}s"
+            f"mean return {mean} (solved at {self.binding.solved}) "
+            f"after {summary['steps']:,} steps in {summary['seconds']:.1f}s "
+            f"(stopped by {summary['stop_reason']})"
         )
         if not summary["solved"]:
             raise AssertionError("not solved: " + detail)

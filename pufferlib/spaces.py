@@ -6,7 +6,8 @@ the shared buffer through a structured view (no concatenation), and `pufferlib.p
 the leaves in torch as zero-copy views using the same layout.
 
 Actions go the other way: discrete leaves of a Dict/Tuple become one MultiDiscrete vector, and
-`unflatten_action` rebuilds the nested structure the env expects.
+`unflatten_action` rebuilds the nested structure the env expects. A top-level Discrete or Box
+action space stays what it is.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ import numpy as np
 from gymnasium import spaces
 
 from pufferlib import APIUsageError
+from pufferlib import joint_space as joint_space  # PufferLib's pufferlib.spaces.joint_space
+
+# PufferLib's names (`pufferlib.spaces.Box` ...) are gymnasium's classes themselves: isinstance
+# checks and constructors both work.
+Box, Dict, Discrete = spaces.Box, spaces.Dict, spaces.Discrete
+MultiBinary, MultiDiscrete, Tuple = spaces.MultiBinary, spaces.MultiDiscrete, spaces.Tuple
 
 LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 STRUCT_SPACES = (spaces.Dict, spaces.Tuple)
@@ -33,13 +40,12 @@ def children(space: gymnasium.Space) -> Iterator[tuple[str, gymnasium.Space]]:
 
 
 def leaf_spec(space: gymnasium.Space, path: str = "space") -> tuple[np.dtype, tuple[int, ...]]:
-    """dtype and shape of one leaf as it is stored in the flat buffer."""
-    if isinstance(space, spaces.Box):
-        return np.dtype(space.dtype), tuple(space.shape)
+    """dtype and shape of one leaf as it is stored in the flat buffer (in native byte order, so
+    that torch can view it)."""
+    if isinstance(space, spaces.Box | spaces.MultiDiscrete | spaces.MultiBinary):
+        return np.dtype(space.dtype).newbyteorder("="), tuple(space.shape)
     if isinstance(space, spaces.Discrete):
-        return np.dtype(space.dtype), ()
-    if isinstance(space, spaces.MultiDiscrete | spaces.MultiBinary):
-        return np.dtype(space.dtype), tuple(space.shape)
+        return np.dtype(space.dtype).newbyteorder("="), ()
     raise APIUsageError(
         f"Unsupported observation subspace at {path}: {space}. Supported: Box, Discrete, MultiDiscrete, "
         "MultiBinary, Dict, Tuple. Convert other spaces (e.g. Text) in a wrapper before emulation."
@@ -108,6 +114,43 @@ def _bounds(dtype: np.dtype) -> tuple[float, float]:
     return info.min, info.max
 
 
+def cast_observation(obs: Any, space: gymnasium.Space, path: str = "observation") -> tuple[Any, list]:
+    """`obs` with each Box leaf of another numeric dtype cast to the declared one, and the casts made.
+
+    Many hand-written envs return float64 arrays for a float32 Box; writing into the buffer casts
+    them anyway. Raises ValueError naming the leaf when a value cannot be represented in the
+    declared dtype (a finite float that overflows, an integer out of range or with a fraction).
+    NaN stays NaN, so the space check that follows still refuses it.
+    """
+    if isinstance(space, spaces.Dict) and isinstance(obs, dict):
+        out, casts = {}, []
+        for key, sub in space.spaces.items():
+            out[key], more = cast_observation(obs.get(key), sub, f"{path}.{key}")
+            casts += more
+        return out, casts
+    if isinstance(space, spaces.Tuple) and isinstance(obs, tuple | list):
+        items = [
+            cast_observation(o, sub, f"{path}.f{i}")
+            for i, (o, sub) in enumerate(zip(obs, space.spaces, strict=False))
+        ]
+        return tuple(o for o, _ in items), [c for _, more in items for c in more]
+    if not isinstance(space, spaces.Box):
+        return obs, []
+    arr, want = np.asarray(obs), np.dtype(space.dtype)
+    if arr.dtype == want or arr.dtype.kind not in "biuf":
+        return obs, []
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = arr.astype(want)
+        if want.kind == "f":
+            lost = np.isfinite(arr) & ~np.isfinite(cast)
+        else:  # integers and bools must survive the round trip exactly (NaN does not)
+            lost = cast.astype(arr.dtype) != arr
+    if np.any(lost):
+        bad = arr[lost].reshape(-1)[:3].tolist()
+        raise ValueError(f"{path} holds {arr.dtype} values that {want} cannot represent: {bad}")
+    return cast, [(path, arr.dtype, want)]
+
+
 def write_observation(struct_row: np.ndarray, obs: Any, space: gymnasium.Space) -> None:
     """Write a nested observation into one structured row (a 0-d structured array view)."""
     if isinstance(space, spaces.Dict):
@@ -167,9 +210,12 @@ def action_leaves(space: gymnasium.Space, path: str = "action") -> list[tuple[gy
 
 
 def flat_action_space(space: gymnasium.Space) -> gymnasium.Space:
-    """Box stays Box; every discrete or structured space becomes one MultiDiscrete."""
+    """Box stays Box and Discrete stays Discrete (counted from 0: `start` is added back for the env);
+    every other discrete or structured space becomes one MultiDiscrete."""
     if isinstance(space, spaces.Box):
         return space
+    if isinstance(space, spaces.Discrete):
+        return space if int(space.start) == 0 else spaces.Discrete(int(space.n))
     nvec = []
     for leaf, _ in action_leaves(space):
         if isinstance(leaf, spaces.Discrete):
@@ -182,9 +228,11 @@ def flat_action_space(space: gymnasium.Space) -> gymnasium.Space:
 
 
 def unflatten_action(flat: np.ndarray, space: gymnasium.Space) -> Any:
-    """Rebuild the env's native action from a flat MultiDiscrete row (or a Box action)."""
+    """Rebuild the env's native action from a flat MultiDiscrete row (or a Discrete or Box action)."""
     if isinstance(space, spaces.Box):
         return flat
+    if isinstance(space, spaces.Discrete):  # a top-level Discrete stays Discrete: one integer
+        return int(flat) + int(space.start)
     value, _ = _unflatten(np.asarray(flat), 0, space)
     return value
 
@@ -211,9 +259,11 @@ def _unflatten(flat: np.ndarray, i: int, space: gymnasium.Space) -> tuple[Any, i
 
 
 def flatten_action(action: Any, space: gymnasium.Space) -> np.ndarray:
-    """Inverse of unflatten_action: a native action as the flat MultiDiscrete row (for scripts)."""
+    """Inverse of unflatten_action: a native action as the flat row (for scripts)."""
     if isinstance(space, spaces.Box):
         return np.asarray(action, dtype=space.dtype)
+    if isinstance(space, spaces.Discrete):
+        return np.array(int(action) - int(space.start), dtype=np.int64)
     return np.array(list(_flatten(action, space)), dtype=np.int64)
 
 

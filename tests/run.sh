@@ -50,7 +50,9 @@ main() {
   install_python
   lint
   say "pytest $*"
-  "$VENV/bin/pytest" tests "$@"
+  # Strict: a test that would skip real work here (a binding's package missing from .venv, a root-only
+  # test without root, a torch.compile error) fails instead (tests/_strict.py).
+  PUFFERTANK_STRICT=1 "$VENV/bin/pytest" tests "$@"
 }
 
 main "$@"

@@ -11,11 +11,14 @@ environment package (those load when an env is made).
 
 Extra bindings: set PUFFERLIB_PLUGINS to a comma-separated list of importable modules that call
 `register()`; they are imported here, after the built-in families (`puffertank matrix --plugin`
-uses this to test your own envs in the container).
+uses this to test your own envs in the container). A plugin that fails to import is named in a
+warning on stderr and left out: every other command goes on, and asking for one of its bindings
+is an error that names the plugin and why it failed.
 """
 
 import importlib
 import os
+import sys
 
 from pufferlib.environments import (
     atari,
@@ -39,6 +42,7 @@ from pufferlib.environments import (  # wave 2b: games, many-agent worlds, JAX e
     vizdoom,
 )
 from pufferlib.environments.registry import (
+    PLUGIN_ERRORS,
     Binding,
     SmokeSpec,
     UnknownEnvironmentError,
@@ -52,15 +56,29 @@ from pufferlib.environments.registry import (
 FAMILIES = (ocean, classic_control, minigrid, procgen, nethack, minihack, butterfly, atari)
 FAMILIES += (vizdoom, magent2, open_spiel, crafter, craftax, bsuite, highway, griddly, retro)
 
-PLUGINS = tuple(
-    importlib.import_module(name.strip())
-    for name in os.environ.get("PUFFERLIB_PLUGINS", "").split(",")
-    if name.strip()
-)
+
+def _load_plugins(names: str) -> tuple:
+    """Import each module of a PUFFERLIB_PLUGINS value; warn about (and record) those that fail."""
+    loaded = []
+    for name in filter(None, (n.strip() for n in names.split(","))):
+        try:
+            loaded.append(importlib.import_module(name))
+        except Exception as e:  # any error in a user's module: name it, go on without it
+            PLUGIN_ERRORS[name] = f"{type(e).__name__}: {e}"
+            print(
+                f"pufferlib: warning: plugin {name!r} (PUFFERLIB_PLUGINS) failed to import and is left out: "
+                f"{PLUGIN_ERRORS[name]}",
+                file=sys.stderr,
+            )
+    return tuple(loaded)
+
+
+PLUGINS = _load_plugins(os.environ.get("PUFFERLIB_PLUGINS", ""))
 
 __all__ = [
     "FAMILIES",
     "PLUGINS",
+    "PLUGIN_ERRORS",
     "Binding",
     "SmokeSpec",
     "UnknownEnvironmentError",

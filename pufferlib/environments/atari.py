@@ -16,7 +16,6 @@ observation that comes with a terminal is the first of the next game).
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -203,10 +202,6 @@ class Atari(PufferEnv):
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
     return Atari(name, buf=buf, seed=seed, **kwargs)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 # The registered set (exercised by the integration matrix); every other game of GAMES is made the

@@ -18,7 +18,6 @@ pygame needs no screen: SDL_VIDEODRIVER=dummy is set unless the caller set it.
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -109,10 +108,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **k
     if downsample > 1:
         env = Downsample(env, downsample)
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 def _register(name: str, target: str) -> None:

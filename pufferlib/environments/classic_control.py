@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from pufferlib import PufferEnv
@@ -23,10 +22,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import gymnasium
 
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 for _name, _solved in ENVS.items():

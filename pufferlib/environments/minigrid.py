@@ -9,7 +9,6 @@ array back into text.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import gymnasium
@@ -138,10 +137,6 @@ def make_env(
 
     env = MissionBytes(gymnasium.make(name, **kwargs), mission_length)
     return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 # The registered set (exercised by the integration matrix): one or two of each kind of task. Every

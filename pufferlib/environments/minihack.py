@@ -11,7 +11,6 @@ which MiniHack picks from with Python's global `random` on every reset.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Any
 
@@ -65,10 +64,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import minihack  # noqa: F401  (registers the MiniHack ids with gymnasium)
     return make_nle(name, buf=buf, seed=seed, **kwargs)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 # The registered set (exercised by the integration matrix); the rest of ENVS is made the same way

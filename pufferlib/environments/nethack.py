@@ -14,7 +14,6 @@ the seed instead of the wall clock (fix_moon_phase=True), so one seed gives one 
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any
 
@@ -90,10 +89,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import nle  # noqa: F401  (registers the NetHack ids with gymnasium)
 
     return make_nle(name, buf=buf, seed=seed, seeded=name not in UNSEEDABLE, **kwargs)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 for _task in TASKS:

@@ -33,12 +33,6 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return wrapper(env=cls(**kwargs), buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    import functools
-
-    return functools.partial(make_env, name)
-
-
 for _name in ENVS:
     _cls = _env_class(_name)
     register(

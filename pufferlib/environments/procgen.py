@@ -14,7 +14,6 @@ end is a terminal (the `level_complete` info says whether the level was beaten).
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 from typing import Any
 
@@ -166,10 +165,6 @@ class Procgen(PufferEnv):
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
     return Procgen(name, buf=buf, seed=seed, **kwargs)
-
-
-def env_creator(name: str):
-    return functools.partial(make_env, name)
 
 
 for _game in GAMES:

@@ -91,6 +91,8 @@ class Binding:
 
 
 _REGISTRY: dict[str, Binding] = {}
+# PUFFERLIB_PLUGINS modules that failed to import -> why (their bindings are missing from the registry)
+PLUGIN_ERRORS: dict[str, str] = {}
 # family -> (every name the family can make, a function that builds the Binding for one of them).
 _CATALOGS: dict[str, tuple[tuple[str, ...], Callable[[str], Binding]]] = {}
 
@@ -150,8 +152,12 @@ def get(name: str) -> Binding:
         short = name.rsplit("/", 1)[-1].lower()
         matches = [n for n in known if short and short in n.lower()][:5]
     hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
+    failed = "".join(
+        f" Plugin {plugin!r} (PUFFERLIB_PLUGINS) failed to import, so its bindings are missing: {why}."
+        for plugin, why in PLUGIN_ERRORS.items()
+    )
     raise UnknownEnvironmentError(
-        f"Unknown environment {name!r}.{hint} `puffer envs --all` lists all {len(known)}."
+        f"Unknown environment {name!r}.{hint} `puffer envs --all` lists all {len(known)}.{failed}"
     )
 
 

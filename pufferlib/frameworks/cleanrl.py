@@ -65,6 +65,10 @@ class Policy(nn.Module):
         action, log_prob, entropy = sample_logits(logits, action, action_mask(self.policy, x))
         return action, log_prob, entropy, value
 
+    def forward(self, x: torch.Tensor, action: torch.Tensor | None = None):
+        """`policy(obs)` is `policy.get_action_and_value(obs)`, as in PufferLib."""
+        return self.get_action_and_value(x, action)
+
 
 class RecurrentPolicy(nn.Module):
     """Wraps a pufferlib.models.LSTMWrapper: the same API plus the recurrent state."""
@@ -89,3 +93,13 @@ class RecurrentPolicy(nn.Module):
         mask = action_mask(self.policy.policy, flat_x)
         action, log_prob, entropy = sample_logits(logits, action, mask)
         return action, log_prob, entropy, value, state
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        state=None,
+        action: torch.Tensor | None = None,
+        starts: torch.Tensor | None = None,
+    ):
+        """`policy(obs, state)` is `policy.get_action_and_value(obs, state)`."""
+        return self.get_action_and_value(x, state, action, starts)

@@ -5,8 +5,12 @@
     summary["solved"], summary["mean_return"], summary["sps"]
     pufferlib.train.evaluate("ocean/squared", "checkpoints/.../model_000042.pt", episodes=100)
 
-The summary dict holds at least env, steps, seconds, sps, mean_return and solved (see ppo.train).
+The summary dict holds at least env, steps, seconds, sps, mean_return and solved (see ppo.learn).
 Importing this package does not import torch; train() and evaluate() do.
+
+The modules, one idea each: config (TOML defaults and overrides), setup (vector env, policy,
+device), act (the act step shared by rollouts and evaluation), ppo (rollouts, GAE, the update and
+the loop), checkpoint (save/load), evaluation, signals (SIGTERM/SIGHUP as Ctrl-C), dashboard.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pufferlib.train.config import ConfigError
 from pufferlib.train.config import load as load_config
+
+if TYPE_CHECKING:
+    from pufferlib.train.evaluation import evaluate
 
 __all__ = ["ConfigError", "evaluate", "load_config", "train"]
 
@@ -38,6 +45,7 @@ def train(
     them to ./checkpoints by default. `on_update(progress)` is called after every update.
     """
     from pufferlib.train import config as configuration
+    from pufferlib.train import ppo
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
@@ -45,40 +53,19 @@ def train(
     overrides = {key.replace("-", "_"): value for key, value in overrides.items()}
     overrides.setdefault("train.checkpoint_dir", "" if checkpoint_dir is None else str(checkpoint_dir))
     cfg = load_config(env_name, overrides)
-    return run(env_name, cfg, dashboard=not quiet and sys.stdout.isatty(), on_update=on_update)
-
-
-def run(
-    env_name: str,
-    cfg: dict[str, dict[str, Any]],
-    dashboard: bool = False,
-    on_update: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Train with an already resolved config (what `puffer train` calls)."""
-    from pufferlib.train import ppo
-
-    if not dashboard:
-        return ppo.train(env_name, cfg, on_update)
+    hooks = [on_update] if on_update else []
+    if quiet or not sys.stdout.isatty():
+        return ppo.learn(env_name, cfg, hooks)
     from pufferlib.train.dashboard import Dashboard
 
     with Dashboard() as board:
-
-        def both(progress: dict[str, Any]) -> None:
-            board.update(progress)
-            if on_update:
-                on_update(progress)
-
-        return ppo.train(env_name, cfg, both)
+        return ppo.learn(env_name, cfg, [board.update, *hooks])
 
 
-def evaluate(
-    env_name: str,
-    checkpoint: str | Path,
-    episodes: int = 100,
-    overrides: dict[str, Any] | list[str] | None = None,
-    deterministic: bool = False,
-) -> dict[str, Any]:
-    """Mean return of a checkpoint's policy over `episodes` episodes (see checkpoint.evaluate)."""
-    from pufferlib.train.checkpoint import evaluate as _evaluate
+def __getattr__(name: str) -> Any:
+    """`evaluate` is evaluation.evaluate, imported on first use (it imports torch)."""
+    if name == "evaluate":
+        from pufferlib.train.evaluation import evaluate
 
-    return _evaluate(env_name, checkpoint, episodes, overrides, deterministic)
+        return evaluate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

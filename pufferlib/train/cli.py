@@ -66,15 +66,25 @@ def run_train(args: argparse.Namespace) -> int:
         print(configuration.to_toml(cfg), end="")
         return 0
 
-    from pufferlib.train import run
+    from pufferlib.train import signals, train
 
-    dashboard = not args.json and not args.no_dashboard and sys.stdout.isatty()
     try:
-        summary = run(args.env, cfg, dashboard=dashboard)
+        with signals.stop_on():  # SIGTERM/SIGHUP save and report like Ctrl-C
+            summary = train(
+                args.env,
+                args.overrides,
+                quiet=args.json or args.no_dashboard,
+                checkpoint_dir=cfg["train"]["checkpoint_dir"],
+            )
     except _errors() as e:
         return _fail("train", e)
+    except signals.Interrupted as e:  # before training began: nothing to save
+        print(f"puffer train: stopped by {e.signal_name} before training began", file=sys.stderr)
+        return signals.exit_code(e.signal_name)
     _report(summary, args.json, "training summary")
-    return 130 if summary["stop_reason"] == "interrupted" else 0
+    if summary["stop_reason"] == "interrupted":
+        return signals.exit_code(summary.get("signal"))
+    return 0
 
 
 def run_eval(args: argparse.Namespace) -> int:

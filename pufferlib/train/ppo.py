@@ -1,18 +1,21 @@
 """PPO (Schulman et al. 2017) as in CleanRL's ppo.py, over PufferLib vector envs.
 
-Read top to bottom: make the envs and the policy, then alternate `collect` (a rollout into
-preallocated tensors), `advantages` (GAE) and `update` (clipped PPO epochs over minibatches).
+Read top to bottom: the rollout storage, then `collect` (a rollout into preallocated tensors,
+acting through act.Actor), `advantages` (GAE), `update` (clipped PPO epochs over minibatches) and
+`learn`, the loop that alternates them. The envs, the policy and the device come from setup.py;
+checkpoints are saved through checkpoint.py; per-update metrics go to hooks (the dashboard).
 
 Rollout layout: every tensor is (rows, steps): one row per agent slot of the vector env
 (N = vecenv.num_agents), one column per step (T = train.num_steps). Row n, column t holds the
 transition (obs, action) -> (reward, terminal, truncation, next obs = column t + 1).
 
-Episode ends. Emulated envs (pufferlib.emulation) deliver the episode's *final* observation with
-terminal/truncation set, and reset on the next send, ignoring the action chosen for it. That row is
-not a real transition ("reset-only"): it is excluded from the loss and the statistics. Its value is
-still useful: on truncation (a time limit, not a true terminal) it bootstraps the return of the
-last real transition. Native envs reset themselves (the observation after a done already starts
-the next episode), so for them a truncation cannot be bootstrapped and counts as a terminal.
+Episode ends (see act.py). Emulated envs (pufferlib.emulation) deliver the episode's *final*
+observation with terminal/truncation set, and reset on the next send, ignoring the action chosen for
+it. That row is not a real transition ("reset-only"): it is excluded from the loss and the
+statistics. Its value is still useful: on truncation (a time limit, not a true terminal) it
+bootstraps the return of the last real transition. Native envs reset themselves (the observation
+after a done already starts the next episode), so for them a truncation cannot be bootstrapped and
+counts as a terminal.
 
 Multi-agent padding: rows whose mask is False (agent absent) are excluded from the loss, the
 statistics and the advantage chain.
@@ -28,12 +31,9 @@ while the learner trains, and that transition becomes column 0 of the next rollo
 from __future__ import annotations
 
 import collections
-import contextlib
-import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -41,48 +41,12 @@ import numpy as np
 import torch
 from torch import nn
 
-import pufferlib
 import pufferlib.environments as envs
-from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
-from pufferlib.models import LSTMWrapper
-from pufferlib.pytorch import default_device, torch_dtype
-from pufferlib.train.checkpoint import save
-from pufferlib.train.config import Config, ConfigError
-
-# ---------------------------------------------------------------------------------------------
-# Environments and policy
-
-
-def make_vecenv(binding: envs.Binding, cfg: Config):
-    """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i)."""
-    import pufferlib.vector
-
-    vec = cfg["vec"]
-    backend = "pufferenv" if vec["backend"] == "native" else vec["backend"]
-    kwargs: dict[str, Any] = {}
-    if backend != "pufferenv":
-        kwargs = {"zero_copy": vec["zero_copy"], "overwork": vec["overwork"]}
-        if vec["num_workers"]:
-            kwargs["num_workers"] = vec["num_workers"]
-        if vec["batch_size"]:
-            kwargs["batch_size"] = vec["batch_size"]
-    return pufferlib.vector.make(
-        binding.env_creator(),
-        env_kwargs=dict(cfg["env"]),
-        backend=backend,
-        num_envs=vec["num_envs"],
-        seed=cfg["train"]["seed"],
-        **kwargs,
-    )
-
-
-def make_policy(binding: envs.Binding, env: pufferlib.PufferEnv, cfg: Config) -> nn.Module:
-    """binding's policy class (+ LSTMWrapper when rnn.enabled) in CleanRL's API."""
-    module = binding.policy_class()(env, **cfg["policy"])
-    if cfg["rnn"]["enabled"]:
-        hidden = getattr(module, "hidden_size", 128)
-        return RecurrentPolicy(LSTMWrapper(env, module, input_size=hidden, hidden_size=hidden))
-    return Policy(module)
+from pufferlib.pytorch import torch_dtype
+from pufferlib.train import checkpoint
+from pufferlib.train.act import Actor
+from pufferlib.train.config import Config
+from pufferlib.train.setup import check_config, make_policy, make_vecenv, resolve_device, torch_settings
 
 
 def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
@@ -154,19 +118,16 @@ class Experience:
 
 @dataclass
 class Runner:
-    """What persists across rollouts: per-slot position, recurrent state, episode-end flags."""
+    """What persists across rollouts: the actor (per-row recurrent state and episode flags), each
+    row's position in the rollout, the transitions in flight and the episode statistics."""
 
     vecenv: Any
-    agent: nn.Module
+    actor: Actor
     exp: Experience
     carry: dict[str, torch.Tensor]
     device: str
     bptt: int
-    resets_on_send: bool  # emulated envs: the observation after a done is a final one
     ptr: np.ndarray  # per row: the column its next observation goes to
-    last_done: np.ndarray
-    last_mask: np.ndarray
-    state: tuple[torch.Tensor, torch.Tensor] | None
     episode_stats: dict[str, collections.deque]
     window: int
     steps: int = 0
@@ -177,28 +138,28 @@ class Runner:
         """Storage and per-row state for `vecenv`; `agent` is a cleanrl Policy or RecurrentPolicy."""
         tc = cfg["train"]
         rows = int(vecenv.num_agents)
-        recurrent = isinstance(agent, RecurrentPolicy)
-        hidden = agent.policy.hidden_size if recurrent else 0
-        bptt = tc["bptt_horizon"] if recurrent else 1
-        exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, hidden, bptt)
-        state = None
-        if recurrent:
-            state = (torch.zeros(rows, hidden, device=device), torch.zeros(rows, hidden, device=device))
+        actor = Actor(vecenv, agent, device)
+        bptt = tc["bptt_horizon"] if actor.recurrent else 1
+        exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, actor.hidden, bptt)
         return cls(
             vecenv=vecenv,
-            agent=agent,
+            actor=actor,
             exp=exp,
             carry=exp.slot(),
             device=device,
             bptt=bptt,
-            resets_on_send=vecenv.driver_env.emulated is not None,
             ptr=np.zeros(rows, dtype=np.int64),
-            last_done=np.ones(rows, dtype=bool),
-            last_mask=np.ones(rows, dtype=bool),
-            state=state,
             episode_stats={},
             window=tc["solve_window"],
         )
+
+    @property
+    def recurrent(self) -> bool:
+        return self.actor.recurrent
+
+    @property
+    def resets_on_send(self) -> bool:
+        return self.actor.resets_on_send
 
     def record(self, infos: list[dict]) -> None:
         """Episode statistics (return, length, the env's numeric infos) from recv's infos."""
@@ -212,6 +173,15 @@ class Runner:
                     if stats is None:
                         stats = self.episode_stats[key] = collections.deque(maxlen=self.window)
                     stats.append(value)
+
+    def window_mean(self, key: str) -> float | None:
+        values = self.episode_stats.get(key)
+        return float(np.mean(values)) if values else None
+
+    def solved(self, score: float | None) -> bool:
+        """The mean return of the last solve_window episodes reaches the env's score."""
+        values = self.episode_stats.get("episode_return")
+        return bool(score is not None and values and len(values) >= self.window and np.mean(values) >= score)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +200,6 @@ def collect(run: Runner) -> None:
         ids = np.asarray(env_ids, dtype=np.int64)
         col = run.ptr[ids]
         masks = np.array(masks, dtype=bool)  # a copy: the buffer changes on send
-        done = np.asarray(terminals, dtype=bool) | np.asarray(truncations, dtype=bool)
         run.steps += int(masks.sum())
         run.record(infos)
 
@@ -241,42 +210,26 @@ def collect(run: Runner) -> None:
                 getattr(exp, name)[dst] = torch.from_numpy(np.asarray(value))[src].to(device, torch.float32)
 
         # 2. Act on the new observations.
-        if run.resets_on_send:  # the observation after a done (or after padding) starts an episode
-            starts_np = run.last_done[ids] | ~run.last_mask[ids]
-            valid = masks & ~done
-        else:  # native: the observation that arrives with the done already starts the next one
-            starts_np = done | ~run.last_mask[ids]
-            valid = masks
-        obs_t = torch.from_numpy(np.asarray(obs)).to(device)
-        starts = torch.from_numpy(starts_np).to(device, torch.float32)
-        with torch.no_grad():
-            if run.state is None:
-                action, logprob, _, value = run.agent.get_action_and_value(obs_t)
-            else:
-                ids_t = torch.from_numpy(ids).to(device)
-                state = (run.state[0][ids_t], run.state[1][ids_t])
-                action, logprob, _, value, (h, c) = run.agent.get_action_and_value(
-                    obs_t, state, starts=starts
-                )
-                run.state[0][ids_t], run.state[1][ids_t] = h, c
+        step = run.actor(obs, terminals, truncations, ids, masks)
 
         # 3. Store the new transitions (in their column, or as the transitions in flight) before
         # send: obs is a view of a buffer that the next step overwrites.
         fields = {
-            "obs": obs_t,
-            "actions": action,
-            "logprobs": logprob,
-            "values": value.reshape(-1),
+            "obs": step.obs,
+            "actions": step.action,
+            "logprobs": step.logprob,
+            "values": step.value,
             "masks": torch.from_numpy(masks).to(device, torch.float32),
-            "valid": torch.from_numpy(valid).to(device),
-            "starts": starts,
+            "valid": torch.from_numpy(step.valid).to(device),
+            "starts": step.starts,
         }
+        state = step.state
         src, dst = _where(col < steps, ids, col, device)
         if dst is not None:
             for name, value in fields.items():
                 getattr(exp, name)[dst] = value[src]
             first = (col < steps) & (col % run.bptt == 0)  # the LSTM state that begins a segment
-            if run.state is not None and first.any():
+            if state is not None and first.any():
                 seg_src, seg_dst = _where(first, ids, col // run.bptt, device)
                 exp.h0[seg_dst], exp.c0[seg_dst] = state[0][seg_src], state[1][seg_src]
         src, dst = _where(col >= steps, ids, np.zeros_like(col), device)
@@ -284,16 +237,14 @@ def collect(run: Runner) -> None:
             rows = dst[0]
             for name, value in fields.items():
                 carry[name][rows] = value[src]
-            if run.state is not None:
+            if state is not None:
                 carry["h0"][rows], carry["c0"][rows] = state[0][src], state[1][src]
             boot_src, boot_dst = _where(col == steps, ids, np.zeros_like(col), device)
             if boot_dst is not None:
                 exp.next_values[boot_dst[0]] = fields["values"][boot_src]
                 exp.next_masks[boot_dst[0]] = fields["masks"][boot_src]
         run.ptr[ids] = col + 1
-        run.last_done[ids] = done
-        run.last_mask[ids] = masks
-        run.vecenv.send(action.cpu().numpy())  # Box actions: emulation clips them into the space
+        run.vecenv.send(step.action.cpu().numpy())  # Box actions: emulation clips them into the space
 
 
 def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
@@ -463,30 +414,27 @@ def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
 # ---------------------------------------------------------------------------------------------
 # The training loop
 
+Hook = Callable[[dict[str, Any]], None]  # called with the progress dict after every update
 
-def train(
-    env_name: str,
-    cfg: Config,
-    on_update: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+
+def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
     """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict:
-    env, steps, seconds, sps, mean_return, solved, solved_score, stop_reason (solved, steps or
-    time), episodes, updates, device, seed, checkpoint (the last one saved, or None).
+    env, steps, seconds, sps, mean_return, solved, solved_score, stop_reason (solved, steps, time
+    or interrupted), signal (the signal that interrupted it, or None), episodes, updates, device,
+    seed, checkpoint (the last one saved, or None).
 
-    `on_update(progress)` is called after every update (the dashboard uses it).
+    Every hook is called after every update with the progress dict (see `progress`): the live
+    dashboard is one; experiment tracking and sweeps plug in the same way.
     """
     start = time.perf_counter()
     tc = cfg["train"]
     binding = envs.get(env_name)
-    _check(cfg)
-    with _torch_settings(tc["torch_threads"]):
+    check_config(cfg)
+    with torch_settings(tc["torch_threads"]):
         torch.manual_seed(tc["seed"])
         np.random.seed(tc["seed"])
         device = resolve_device(tc["device"])
-        try:
-            vecenv = make_vecenv(binding, cfg)
-        except TypeError as e:  # most often an [env] keyword the environment does not take
-            raise ConfigError(f"{env_name}: could not make the env with [env] {cfg['env']}: {e}") from e
+        vecenv = make_vecenv(binding, cfg)
         try:
             policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
             agent = policy
@@ -496,13 +444,13 @@ def train(
             optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
             run = Runner.create(vecenv, agent, cfg, device)
             vecenv.async_reset(tc["seed"])
-            summary = _learn(env_name, binding.solved, cfg, run, policy, agent, optimizer, start, on_update)
+            summary = _loop(env_name, binding.solved, cfg, run, policy, agent, optimizer, start, hooks)
         finally:
             vecenv.close()
     return summary
 
 
-def _learn(
+def _loop(
     env_name: str,
     solved_score: float | None,
     cfg: Config,
@@ -511,14 +459,16 @@ def _learn(
     agent: nn.Module,
     optimizer: torch.optim.Optimizer,
     start: float,
-    on_update: Callable[[dict[str, Any]], None] | None,
+    hooks: Sequence[Hook],
 ) -> dict[str, Any]:
     """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
-    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`)."""
+    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
+    Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
+    policy is still saved and the summary returned."""
     tc = cfg["train"]
-    run_dir = _run_dir(env_name, tc)
-    checkpoint = None
-    reason, update_index, losses = "steps", 0, {}
+    run_dir = checkpoint.run_dir(tc["checkpoint_dir"], env_name)
+    saved = None
+    reason, signal_name, update_index, losses = "steps", None, 0, {}
     try:
         while True:
             if run.steps >= tc["total_timesteps"]:
@@ -532,128 +482,78 @@ def _learn(
                 optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
             t0, s0 = time.perf_counter(), run.steps
             collect(run)
-            solved = _is_solved(run, solved_score)
+            solved = run.solved(solved_score)
             if solved and tc["stop_when_solved"]:
                 reason = "solved"
             else:
                 adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-                losses = update(agent, optimizer, run.exp, adv, returns, tc, run.state is not None)
-            mean_return = _window_mean(run, "episode_return")
+                losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
             if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
-                checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
-            if on_update:
-                on_update(
-                    {
-                        "env": env_name,
-                        "update": update_index,
-                        "steps": run.steps,
-                        "total_timesteps": tc["total_timesteps"],
-                        "elapsed": time.perf_counter() - start,
-                        "max_seconds": tc["max_seconds"],
-                        "sps": (run.steps - s0) / max(time.perf_counter() - t0, 1e-9),
-                        "episodes": run.episodes,
-                        "mean_return": mean_return,
-                        "mean_length": _window_mean(run, "episode_length"),
-                        "solved_score": solved_score,
-                        "solved": solved,
-                        "losses": losses,
-                        "env_stats": {
-                            key: _window_mean(run, key)
-                            for key in run.episode_stats
-                            if key not in ("episode_return", "episode_length")
-                        },
-                        "device": run.device,
-                    }
+                saved = checkpoint.save(
+                    run_dir, env_name, cfg, policy, run.steps, update_index, run.window_mean("episode_return")
                 )
+            if hooks:
+                sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
+                info = progress(env_name, cfg, run, update_index, start, sps, solved_score, solved, losses)
+                for hook in hooks:
+                    hook(info)
             if reason == "solved":
                 break
-    except KeyboardInterrupt:  # Ctrl-C: stop, but still save the policy and report
-        reason = "interrupted"
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
+        reason, signal_name = "interrupted", getattr(stop, "signal_name", None)
     seconds = time.perf_counter() - start
-    mean_return = _window_mean(run, "episode_return")
+    mean_return = run.window_mean("episode_return")
     if run_dir:
-        checkpoint = save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+        saved = checkpoint.save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
     return {
         "env": env_name,
         "steps": run.steps,
         "seconds": round(seconds, 3),
         "sps": round(run.steps / seconds, 1),
         "mean_return": None if mean_return is None else round(mean_return, 4),
-        "solved": _is_solved(run, solved_score),
+        "solved": run.solved(solved_score),
         "solved_score": solved_score,
         "stop_reason": reason,
+        "signal": signal_name,
         "episodes": run.episodes,
         "updates": update_index,
         "device": run.device,
         "seed": tc["seed"],
-        "checkpoint": None if checkpoint is None else str(checkpoint),
+        "checkpoint": None if saved is None else str(saved),
     }
 
 
-@contextlib.contextmanager
-def _torch_settings(threads: int):
-    """Process-wide torch settings for the run, restored afterwards."""
-    previous_threads = torch.get_num_threads()
-    previous_validate = torch.distributions.Distribution._validate_args
-    try:
-        if threads > 0:
-            torch.set_num_threads(threads)
-        # Argument validation re-checks on every call what sampling from our own logits already
-        # guarantees, and costs about a quarter of the sampling time.
-        torch.distributions.Distribution.set_default_validate_args(False)
-        yield
-    finally:
-        torch.set_num_threads(previous_threads)
-        torch.distributions.Distribution.set_default_validate_args(previous_validate)
-
-
-def resolve_device(requested: str) -> str:
-    """train.device: auto (cuda when torch sees a GPU), cpu, cuda or cuda:N."""
-    try:
-        return default_device(requested)
-    except RuntimeError:
-        raise ConfigError(
-            f"train.device is {requested!r} but torch sees no CUDA GPU here; use --train.device cpu (or auto)"
-        ) from None
-
-
-def _check(cfg: Config) -> None:
-    """Relations between config values that the per-key checks cannot see."""
+def progress(
+    env_name: str,
+    cfg: Config,
+    run: Runner,
+    update_index: int,
+    start: float,
+    sps: float,
+    solved_score: float | None,
+    solved: bool,
+    losses: dict[str, float],
+) -> dict[str, Any]:
+    """The per-update metrics every hook receives (one place: add a metric here and every hook has it)."""
     tc = cfg["train"]
-    positive = (
-        "num_steps",
-        "num_minibatches",
-        "update_epochs",
-        "solve_window",
-        "bptt_horizon",
-        "total_timesteps",
-    )
-    for key in positive:
-        if tc[key] < 1:
-            raise ConfigError(f"train.{key} must be >= 1, got {tc[key]}")
-    if cfg["rnn"]["enabled"] and tc["num_steps"] % tc["bptt_horizon"]:
-        raise ConfigError(
-            f"train.bptt_horizon ({tc['bptt_horizon']}) must divide train.num_steps ({tc['num_steps']}) "
-            "when rnn.enabled"
-        )
-    if cfg["vec"]["num_envs"] < 1:
-        raise ConfigError(f"vec.num_envs must be >= 1, got {cfg['vec']['num_envs']}")
-
-
-def _window_mean(run: Runner, key: str) -> float | None:
-    values = run.episode_stats.get(key)
-    return float(np.mean(values)) if values else None
-
-
-def _is_solved(run: Runner, score: float | None) -> bool:
-    """Solved: the mean return of the last solve_window episodes reaches the env's score."""
-    values = run.episode_stats.get("episode_return")
-    return bool(score is not None and values and len(values) >= run.window and np.mean(values) >= score)
-
-
-def _run_dir(env_name: str, tc: dict[str, Any]) -> Path | None:
-    """checkpoint_dir/<env>-<time>-<pid>, or None when checkpoints are off."""
-    if not tc["checkpoint_dir"]:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path(tc["checkpoint_dir"]) / f"{env_name.replace('/', '-')}-{stamp}-{os.getpid()}"
+    return {
+        "env": env_name,
+        "update": update_index,
+        "steps": run.steps,
+        "total_timesteps": tc["total_timesteps"],
+        "elapsed": time.perf_counter() - start,
+        "max_seconds": tc["max_seconds"],
+        "sps": sps,
+        "episodes": run.episodes,
+        "mean_return": run.window_mean("episode_return"),
+        "mean_length": run.window_mean("episode_length"),
+        "solved_score": solved_score,
+        "solved": solved,
+        "losses": losses,
+        "env_stats": {
+            key: run.window_mean(key)
+            for key in run.episode_stats
+            if key not in ("episode_return", "episode_length")
+        },
+        "device": run.device,
+    }

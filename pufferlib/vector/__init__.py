@@ -29,6 +29,7 @@ from typing import Any
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.vector.base import (
     LAYOUT_KWARGS,
+    Layout,
     VectorEnv,
     WorkerError,
     build_env,
@@ -92,12 +93,13 @@ def make(
             f"Unknown argument(s) {', '.join(unknown)} for pufferlib.vector.make; the backend options "
             f"are {', '.join(LAYOUT_KWARGS)}"
         )
-    creators, args, kws = normalize_creators(env_creator_or_creators, env_args, env_kwargs, num_envs)
-    return backend(creators, args, kws, num_envs, seed=seed, **kwargs)
+    creators = normalize_creators(env_creator_or_creators, env_args, env_kwargs, num_envs)
+    return backend(*creators, num_envs, seed=seed, **kwargs)
 
 
 __all__ = [
     "BACKENDS",
+    "Layout",
     "Multiprocessing",
     "PufferEnv",
     "Ray",

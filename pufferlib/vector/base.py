@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 import numpy as np
@@ -73,6 +73,31 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
+class Layout(NamedTuple):
+    """How num_envs envs are split over workers and batches (validated by check_layout)."""
+
+    num_envs: int
+    num_workers: int
+    batch_size: int  # envs per recv()
+    zero_copy: bool
+
+    @property
+    def envs_per_worker(self) -> int:
+        return self.num_envs // self.num_workers
+
+    @property
+    def workers_per_batch(self) -> int:
+        return self.batch_size // self.envs_per_worker
+
+    @property
+    def num_batches(self) -> int:
+        return self.num_envs // self.batch_size
+
+    def worker_envs(self, w: int) -> range:
+        """The env ids that worker `w` runs."""
+        return range(w * self.envs_per_worker, (w + 1) * self.envs_per_worker)
+
+
 def check_layout(
     num_envs: int,
     num_workers: int | None,
@@ -81,7 +106,7 @@ def check_layout(
     overwork: bool,
     cores: int | None = None,
     what: str = "physical CPU cores",
-) -> tuple[int, int]:
+) -> Layout:
     """Validate (and default) num_workers and batch_size; every message names numbers that work.
 
     The rules: num_envs divisible by num_workers; batch_size (default num_envs) a multiple of
@@ -147,12 +172,28 @@ def check_layout(
             f"and slow every step. Use num_workers in {good} (divisors of num_envs={num_envs} up to "
             f"{cores}), or pass overwork=True to run {num_workers} workers anyway"
         )
-    return num_workers, batch_size
+    return Layout(num_envs, num_workers, batch_size, bool(zero_copy))
+
+
+class Creators(NamedTuple):
+    """One (creator, args, kwargs) per env of a vector env."""
+
+    creators: list[Callable]
+    args: list[tuple]
+    kwargs: list[dict]
+
+    def part(self, envs: range) -> Creators:
+        """The creators of the envs `envs` (a worker's share)."""
+        return Creators(
+            self.creators[envs.start : envs.stop],
+            self.args[envs.start : envs.stop],
+            self.kwargs[envs.start : envs.stop],
+        )
 
 
 def normalize_creators(
     env_creator_or_creators: Any, env_args: Any, env_kwargs: Any, num_envs: int
-) -> tuple[list[Callable], list[tuple], list[dict]]:
+) -> Creators:
     """One (creator, args, kwargs) per env, from a single creator or a list of num_envs creators."""
     if isinstance(env_creator_or_creators, list | tuple):
         creators = list(env_creator_or_creators)
@@ -181,7 +222,7 @@ def normalize_creators(
             raise APIUsageError(f"env_args must be a tuple or list of positional arguments, got {a!r}")
         if not isinstance(k, dict):
             raise APIUsageError(f"env_kwargs must be a dict of keyword arguments, got {k!r}")
-    return creators, [tuple(a) for a in args], [dict(k) for k in kwargs]
+    return Creators(creators, [tuple(a) for a in args], [dict(k) for k in kwargs])
 
 
 def env_seeds(seed: int | None, n: int, offset: int = 0) -> list[int | None]:
@@ -294,19 +335,12 @@ class Envs:
     """
 
     def __init__(
-        self,
-        creators: Sequence[Callable],
-        args: Sequence[tuple],
-        kwargs: Sequence[dict],
-        seeds: Sequence[int | None],
-        buf: Any,
-        spec: tuple,
-        first_env_id: int = 0,
+        self, creators: Creators, seeds: Sequence[int | None], buf: Any, spec: tuple, first_env_id: int = 0
     ) -> None:
         self.agents = spec[2]
         self.first = first_env_id
         self.envs: list[PufferEnv] = []
-        for i, (c, a, k, s) in enumerate(zip(creators, args, kwargs, seeds, strict=True)):
+        for i, (c, a, k, s) in enumerate(zip(*creators, seeds, strict=True)):
             env_buf = rows(buf, i * self.agents, (i + 1) * self.agents)
             try:
                 try:
@@ -359,67 +393,162 @@ class Envs:
 
 # ------------------------------------------------------------------------------------------ facade
 
-_IDLE, _CAN_SEND, _CAN_RECV, _CLOSED = "reset", "send", "recv", "closed"
+# The call order a vector env accepts: reset first, then recv and send alternately, nothing after close.
+IDLE, CAN_SEND, CAN_RECV, CLOSED = "reset", "send", "recv", "closed"
+
+
+class Batch(NamedTuple):
+    """Views of one batch's agent rows: what recv() returns (with infos), and where send() writes."""
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    terminals: np.ndarray
+    truncations: np.ndarray
+    agent_ids: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+
+    @classmethod
+    def of(cls, buf: Any, agent_ids: np.ndarray, lo: int, hi: int) -> Batch:
+        """Rows lo:hi of `buf` (observations, rewards, terminals, truncations, masks, actions)."""
+        return cls(
+            buf.observations[lo:hi],
+            buf.rewards[lo:hi],
+            buf.terminals[lo:hi],
+            buf.truncations[lo:hi],
+            agent_ids[lo:hi],
+            buf.masks[lo:hi],
+            buf.actions[lo:hi],
+        )
+
+    def received(self, infos: list) -> tuple:
+        """recv()'s 7-tuple: observations, rewards, terminals, truncations, infos, agent_ids, masks."""
+        return (
+            self.observations,
+            self.rewards,
+            self.terminals,
+            self.truncations,
+            infos,
+            self.agent_ids,
+            self.masks,
+        )
 
 
 class VectorEnv:
-    """The API every backend exposes; backends implement _async_reset, _send, _recv and _close.
+    """The API every backend exposes, and how every backend is built.
 
     Synchronous: reset(seed) -> (observations, infos); step(actions) -> (observations, rewards,
     terminals, truncations, infos). Asynchronous: async_reset(seed), send(actions), recv() ->
     (observations, rewards, terminals, truncations, infos, agent_ids, masks).
+
+    Construction, shared by the backends: `_check_layout` validates the split into workers and
+    batches, a driver env built here in this process gives the spaces, and `_start` (the backend's)
+    builds the envs. Anything raised on the way closes what was built. A backend implements
+    _check_layout, _start, _async_reset, _send, _recv and _close; close() also closes the driver env
+    (unless the backend adopted it as one of its own envs: Serial does).
     """
 
     driver_env: PufferEnv
+    layout: Layout
     num_envs: int
     num_agents: int  # agent rows over every env
     agents_per_batch: int  # agent rows returned by one recv
     num_workers: int = 1
     batch_size: int
 
-    def _init_spaces(self, driver: PufferEnv, num_envs: int, batch_size: int, seed: int | None) -> None:
+    def __init__(
+        self,
+        env_creators: list[Callable],
+        env_args: list[tuple],
+        env_kwargs: list[dict],
+        num_envs: int,
+        seed: int | None = 0,
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        zero_copy: bool = True,
+        overwork: bool = False,
+    ) -> None:
+        self._flag = CLOSED  # until fully built, the public API refuses calls
+        self._driver: PufferEnv | None = None  # the driver env while this class must close it
+        creators = Creators(list(env_creators), list(env_args), list(env_kwargs))
+        try:
+            self.layout = self._check_layout(num_envs, num_workers, batch_size, zero_copy, overwork)
+            self._driver = build_env(creators.creators[0], creators.args[0], creators.kwargs[0], None, seed)
+            self._init_spaces(self._driver, self.layout, seed)
+            self._start(creators, seed, env_spec(self._driver))
+        except BaseException:
+            self._shutdown()
+            raise
+        self._flag = IDLE
+
+    def _init_spaces(self, driver: PufferEnv, layout: Layout, seed: int | None) -> None:
         self.driver_env = driver
         self.emulated = driver.emulated
         self.single_observation_space = driver.single_observation_space
         self.single_action_space = driver.single_action_space
         self.agents_per_env = int(driver.num_agents)
-        self.num_envs = num_envs
-        self.batch_size = batch_size
-        self.num_agents = num_envs * self.agents_per_env
-        self.agents_per_batch = batch_size * self.agents_per_env
+        self.num_envs = layout.num_envs
+        self.num_workers = layout.num_workers
+        self.batch_size = layout.batch_size
+        self.num_agents = layout.num_envs * self.agents_per_env
+        self.agents_per_batch = layout.batch_size * self.agents_per_env
         self.observation_space = joint_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = joint_space(self.single_action_space, self.agents_per_batch)
         from pufferlib import action_buffer_spec
 
         shape, dtype = action_buffer_spec(self.single_action_space)
         self._atn_shape = (self.agents_per_batch, *shape)
+        self._atn_dtype = dtype
         self._atn_discrete = dtype.kind == "i"
+        self._atn_range = None
+        if self._atn_discrete:  # the values a discrete action may take: [low, high]
+            space = self.single_action_space
+            start = np.asarray(space.start)
+            count = np.asarray(getattr(space, "nvec", getattr(space, "n", 1)))
+            self._atn_range = (int(start.min()), int((start + count).max()) - 1)
         self._seed = seed
         self._was_reset = False
-        self._flag = _IDLE
+
+    def _adopt_driver(self, env: PufferEnv) -> None:
+        """Use `env` (one of the backend's own envs) as the driver; close the one built for the spaces."""
+        driver, self._driver = self._driver, None
+        if driver is not None and driver is not env:
+            driver.close()
+        self.driver_env = env
+        self.emulated = env.emulated
+
+    def _shutdown(self) -> None:
+        """The backend's _close, then the driver env (each at most once; also after a failed build)."""
+        try:
+            self._close()
+        finally:
+            driver, self._driver = self._driver, None
+            if driver is not None:
+                with contextlib.suppress(Exception):
+                    driver.close()
 
     # --- the public API
     def async_reset(self, seed: int | None = None) -> None:
-        if self._flag == _CLOSED:
+        if self._flag == CLOSED:
             raise APIUsageError(f"{type(self).__name__}: reset after close()")
         if seed is None and not self._was_reset:
             seed = self._seed  # the first reset uses make(seed=...): env i gets seed + i
         seeds = env_seeds(seed, self.num_envs)
         self._was_reset = True
         self._async_reset(seeds)
-        self._flag = _CAN_RECV
+        self._flag = CAN_RECV
 
     def send(self, actions: Any) -> None:
-        if self._flag != _CAN_SEND:
+        if self._flag != CAN_SEND:
             raise APIUsageError(self._order_error("send"))
         self._send(self._check_actions(actions))
-        self._flag = _CAN_RECV
+        self._flag = CAN_RECV
 
     def recv(self):
-        if self._flag != _CAN_RECV:
+        if self._flag != CAN_RECV:
             raise APIUsageError(self._order_error("recv"))
         out = self._recv()
-        self._flag = _CAN_SEND
+        self._flag = CAN_SEND
         return out
 
     def reset(self, seed: int | None = None):
@@ -433,10 +562,10 @@ class VectorEnv:
         return obs, rewards, terminals, truncations, infos
 
     def close(self) -> None:
-        if self._flag == _CLOSED:
+        if self._flag == CLOSED:
             return
-        self._flag = _CLOSED
-        self._close()
+        self._flag = CLOSED
+        self._shutdown()
 
     def __enter__(self):
         return self
@@ -447,9 +576,9 @@ class VectorEnv:
     # --- helpers
     def _order_error(self, call: str) -> str:
         name = type(self).__name__
-        if self._flag == _CLOSED:
+        if self._flag == CLOSED:
             return f"{name}: {call}() after close()"
-        if self._flag == _IDLE:
+        if self._flag == IDLE:
             return f"{name}: {call}() before reset(); call reset() or async_reset() first"
         if call == "send":
             return f"{name}: send() twice without recv(); call recv() to get the batch first"
@@ -465,14 +594,35 @@ class VectorEnv:
                     f"{type(self).__name__}: actions must have shape {self._atn_shape} (agents_per_batch="
                     f"{self.agents_per_batch}, action space {self.single_action_space}), got {actions.shape}"
                 )
-        integral = actions.dtype.kind in "iub" or (
-            actions.dtype.kind == "f" and bool(np.all(np.mod(actions, 1) == 0))
-        )
-        if self._atn_discrete and not integral:
-            raise APIUsageError(
-                f"{type(self).__name__}: discrete actions must be integers, got dtype {actions.dtype}"
-            )
+        if self._atn_discrete and actions.dtype is not self._atn_dtype:
+            # Another dtype is cast into the buffer's int32, where 1e20 would silently become
+            # INT_MIN: check here, on the caller's values, what a cast would hide from the env.
+            kind = actions.dtype.kind
+            if kind not in "iub" and (kind != "f" or not np.all(np.mod(actions, 1) == 0)):
+                raise APIUsageError(
+                    f"{type(self).__name__}: discrete actions must be integers, got dtype {actions.dtype}"
+                )
+            low, high = self._atn_range
+            if actions.size <= 64:  # small batches: plain Python beats numpy's per-call overhead
+                values = actions.tolist() if actions.ndim == 1 else actions.ravel().tolist()
+                outside = bool(values) and (min(values) < low or max(values) > high)
+            else:
+                outside = bool(actions.min() < low or actions.max() > high)
+            if outside:
+                bad = actions[(actions < low) | (actions > high)]
+                raise APIUsageError(
+                    f"{type(self).__name__}: action {bad.flat[0].item()!r} out of range for "
+                    f"{self.single_action_space}: each entry must be an integer in [{low}, {high}]"
+                )
         return actions
+
+    def _check_layout(
+        self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool, overwork: bool
+    ) -> Layout:
+        raise NotImplementedError
+
+    def _start(self, creators: Creators, seed: int | None, spec: tuple) -> None:
+        raise NotImplementedError
 
     def _async_reset(self, seeds: list[int | None]) -> None:
         raise NotImplementedError
@@ -484,4 +634,5 @@ class VectorEnv:
         raise NotImplementedError
 
     def _close(self) -> None:
+        """Release what _start built; called also after a failed (partial) build."""
         raise NotImplementedError

@@ -26,7 +26,6 @@ when the main process dies (they check for it each second while idle).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import multiprocessing
 import os
@@ -43,13 +42,14 @@ import numpy as np
 
 from pufferlib import APIUsageError, action_buffer_spec
 from pufferlib.vector.base import (
+    Batch,
+    Creators,
     Envs,
+    Layout,
     VectorEnv,
     WorkerError,
-    build_env,
     check_layout,
     env_seeds,
-    env_spec,
     physical_cores,
     rows,
 )
@@ -61,7 +61,7 @@ LINE = 64  # control bytes per worker: its own cache line
 # Polling a semaphore costs ~100 ns; a wake-up from a blocking wait costs tens of microseconds.
 # So a wait spins (yielding the core to whoever else is runnable on it) while recent waits were
 # short, and blocks at once while they were long: the CPU is then worth more to the others.
-SPIN_LIMIT_S = float(os.environ.get("PUFFER_VEC_SPIN_US", "100")) * 1e-6
+SPIN_LIMIT_S = 100e-6
 POLL_S = 0.1  # while blocked, how often the main process checks that its workers are alive
 
 
@@ -94,7 +94,7 @@ class Waiter:
         return True
 
 
-class Layout:
+class SharedBlock:
     """Byte offsets of the named arrays in the shared block (64-byte aligned)."""
 
     def __init__(self, num_agents: int, num_envs: int, num_workers: int, obs_space, atn_space) -> None:
@@ -133,13 +133,11 @@ class Layout:
 def _worker(
     w: int,
     first_env: int,
-    creators: list[Callable],
-    args: list[tuple],
-    kwargs: list[dict],
+    creators: Creators,
     seeds: list[int | None],
     spec: tuple,
     raw: Any,
-    layout: Layout,
+    layout: SharedBlock,
     work: Any,
     done: Any,
     conn: Any,
@@ -150,7 +148,7 @@ def _worker(
     buf = layout.views(raw)
     ctrl = layout.control(raw)
     cmd_at, state_at = w * LINE, w * LINE + 1
-    k, n = len(creators), spec[2]
+    k, n = len(creators.creators), spec[2]
 
     def report(state: int, payload: Any = None) -> None:
         ctrl[state_at] = state
@@ -173,9 +171,7 @@ def _worker(
         return True
 
     try:
-        envs = Envs(
-            creators, args, kwargs, seeds, rows(buf, first_env * n, (first_env + k) * n), spec, first_env
-        )
+        envs = Envs(creators, seeds, rows(buf, first_env * n, (first_env + k) * n), spec, first_env)
     except BaseException as e:
         fail(e)
         while not work.acquire(True, 1.0) and main_alive():
@@ -239,45 +235,18 @@ def _describe_exit(code: int) -> str:
 
 
 class Multiprocessing(VectorEnv):
-    def __init__(
-        self,
-        env_creators: list[Callable],
-        env_args: list[tuple],
-        env_kwargs: list[dict],
-        num_envs: int,
-        seed: int | None = 0,
-        num_workers: int | None = None,
-        batch_size: int | None = None,
-        zero_copy: bool = True,
-        overwork: bool = False,
-    ) -> None:
-        self._flag = "closed"  # until fully built, close() is a no-op
-        cores = physical_cores()
-        num_workers, batch_size = check_layout(
-            num_envs, num_workers, batch_size, zero_copy, overwork, cores=cores
-        )
-        driver = build_env(env_creators[0], env_args[0], env_kwargs[0], None, seed)
-        try:
-            spec = env_spec(driver)
-            self._init_spaces(driver, num_envs, batch_size, seed)
-            self._flag = "closed"
-            self._start(
-                env_creators, env_args, env_kwargs, num_envs, seed, num_workers, batch_size, zero_copy, spec
-            )
-        except BaseException:
-            self._close()
-            raise
-        self._flag = "reset"
+    def _check_layout(
+        self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool, overwork: bool
+    ) -> Layout:
+        return check_layout(num_envs, num_workers, batch_size, zero_copy, overwork, cores=physical_cores())
 
-    def _start(
-        self, creators, args, kwargs, num_envs, seed, num_workers, batch_size, zero_copy, spec
-    ) -> None:
-        self.num_workers = num_workers
-        self.zero_copy = zero_copy
-        self.envs_per_worker = epw = num_envs // num_workers
-        self.workers_per_batch = wpb = batch_size // epw
-        n = spec[2]
-        self.agents_per_worker = apw = epw * n
+    def _start(self, creators: Creators, seed: int | None, spec: tuple) -> None:
+        layout = self.layout
+        self.zero_copy = layout.zero_copy
+        self.envs_per_worker = epw = layout.envs_per_worker
+        self.workers_per_batch = wpb = layout.workers_per_batch
+        num_workers = layout.num_workers
+        self.agents_per_worker = apw = epw * spec[2]
         # The process-wide start method; when none is set yet, the platform default, without fixing it
         # (get_context() would, and a later set_start_method() in the program would then fail).
         method = (
@@ -285,11 +254,11 @@ class Multiprocessing(VectorEnv):
         )
         ctx = multiprocessing.get_context(method)
         self.start_method = ctx.get_start_method()
-        layout = Layout(self.num_agents, num_envs, num_workers, spec[0], spec[1])
-        self._raw = ctx.RawArray("B", layout.nbytes)
-        self.buf = layout.views(self._raw)
+        block = SharedBlock(self.num_agents, self.num_envs, num_workers, spec[0], spec[1])
+        self._raw = ctx.RawArray("B", block.nbytes)
+        self.buf = block.views(self._raw)
         self.buf.masks[:] = True
-        self._ctrl = layout.control(self._raw)
+        self._ctrl = block.control(self._raw)
         self._work = [ctx.Semaphore(0) for _ in range(num_workers)]
         self._done = ctx.Semaphore(0)
         self._waiter = Waiter(self._done)
@@ -299,12 +268,16 @@ class Multiprocessing(VectorEnv):
         self._finalizer = weakref.finalize(self, _shutdown, self._procs, self._ctrl, self._work, self._conns)
 
         self.agent_ids = np.arange(self.num_agents)
-        b = self.buf
-        full = (b.observations, b.rewards, b.terminals, b.truncations, self.agent_ids, b.masks, b.actions)
-        self._full = full[:6]
+        self._full = Batch.of(self.buf, self.agent_ids, 0, self.num_agents)
         rows = wpb * apw
-        self._blocks = [tuple(a[i * rows : (i + 1) * rows] for a in full) for i in range(num_workers // wpb)]
-        self._gather = tuple(np.empty((self.agents_per_batch, *a.shape[1:]), a.dtype) for a in self._full)
+        self._blocks = [
+            Batch.of(self.buf, self.agent_ids, i * rows, (i + 1) * rows) for i in range(num_workers // wpb)
+        ]
+        # Where batches of workers in any order are gathered (zero_copy=False); actions are not gathered.
+        self._gather = Batch(
+            *(np.empty((self.agents_per_batch, *a.shape[1:]), a.dtype) for a in self._full[:-1]),
+            actions=None,
+        )
         self._rows_of = np.arange(self.num_agents).reshape(num_workers, apw)
         self._block_ready = [0] * len(self._blocks)
         self._inflight: list[int] = []
@@ -315,21 +288,19 @@ class Multiprocessing(VectorEnv):
         self._next_check = 0.0
 
         for w in range(num_workers):
-            lo = w * epw
+            envs = layout.worker_envs(w)
             p = ctx.Process(
                 target=_worker,
                 name=f"puffer-vec-{w}",
                 daemon=True,
                 args=(
                     w,
-                    lo,
-                    creators[lo : lo + epw],
-                    args[lo : lo + epw],
-                    kwargs[lo : lo + epw],
-                    env_seeds(seed, epw, lo),
+                    envs.start,
+                    creators.part(envs),
+                    env_seeds(seed, len(envs), envs.start),
                     spec,
                     self._raw,
-                    layout,
+                    block,
                     self._work[w],
                     self._done,
                     pipes[w][1],
@@ -462,7 +433,7 @@ class Multiprocessing(VectorEnv):
             self.buf.actions[self._rows_of[sel].ravel()] = actions
             self._command(sel, STEP)
         else:
-            np.copyto(self._blocks[sel][6], actions, casting="unsafe")
+            np.copyto(self._blocks[sel].actions, actions, casting="unsafe")
             wpb = self.workers_per_batch
             self._block_ready[sel] = 0
             self._command(range(sel * wpb, (sel + 1) * wpb), STEP)
@@ -482,10 +453,14 @@ class Multiprocessing(VectorEnv):
         self._sel = sel
         if isinstance(sel, list):
             idx = self._rows_of[sel].ravel()
-            out = tuple(np.take(a, idx, axis=0, out=g) for a, g in zip(self._full, self._gather, strict=True))
+            full, gather = self._full, self._gather
+            batch = Batch(
+                *(np.take(a, idx, axis=0, out=g) for a, g in zip(full[:-1], gather[:-1], strict=True)),
+                actions=None,
+            )
             workers = sel
         else:
-            out = self._blocks[sel][:6]
+            batch = self._blocks[sel]
             wpb = self.workers_per_batch
             workers = range(sel * wpb, (sel + 1) * wpb)
         infos = []
@@ -493,15 +468,9 @@ class Multiprocessing(VectorEnv):
             if self._infos[w]:
                 infos.extend(self._infos[w])
                 self._infos[w] = []
-        obs, rewards, terminals, truncations, ids, masks = out
-        return obs, rewards, terminals, truncations, infos, ids, masks
+        return batch.received(infos)
 
     def _close(self) -> None:
         finalizer = getattr(self, "_finalizer", None)
         if finalizer is not None:
             finalizer()
-        driver = getattr(self, "driver_env", None)
-        if driver is not None and not getattr(self, "_driver_closed", False):
-            self._driver_closed = True
-            with contextlib.suppress(Exception):
-                driver.close()

@@ -11,30 +11,29 @@ get fractional CPUs).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from pufferlib import EnvironmentSetupError
 from pufferlib.vector.base import (
+    Creators,
     Envs,
+    Layout,
     VectorEnv,
     WorkerError,
     allocate,
-    build_env,
     check_layout,
     env_seeds,
-    env_spec,
 )
 
 
 class RayWorker:
     """The actor: one process with its envs on private buffers."""
 
-    def __init__(self, first_env: int, creators, args, kwargs, seeds, spec) -> None:
-        self.buf = allocate(len(creators) * spec[2], spec[0], spec[1])
-        self.envs = Envs(creators, args, kwargs, seeds, self.buf, spec, first_env)
+    def __init__(self, first_env: int, creators: Creators, seeds: list, spec: tuple) -> None:
+        self.buf = allocate(len(creators.creators) * spec[2], spec[0], spec[1])
+        self.envs = Envs(creators, seeds, self.buf, spec, first_env)
 
     def ready(self) -> bool:
         return True
@@ -55,19 +54,13 @@ class RayWorker:
 
 
 class Ray(VectorEnv):
-    def __init__(
-        self,
-        env_creators: list[Callable],
-        env_args: list[tuple],
-        env_kwargs: list[dict],
-        num_envs: int,
-        seed: int | None = 0,
-        num_workers: int | None = None,
-        batch_size: int | None = None,
-        zero_copy: bool = True,
-        overwork: bool = False,
-    ) -> None:
-        self._flag = "closed"
+    _ray: Any = None
+    _owns_ray = False
+    _actors: list | tuple = ()
+
+    def _check_layout(
+        self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool, overwork: bool
+    ) -> Layout:
         try:
             import ray
         except ImportError as e:
@@ -80,41 +73,25 @@ class Ray(VectorEnv):
             import logging
 
             ray.init(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False)
-        self._actors: list = []
-        try:
-            cpus = int(ray.cluster_resources().get("CPU", 1))
-            num_workers, batch_size = check_layout(
-                num_envs, num_workers, batch_size, False, overwork, cores=cpus, what="CPUs in the Ray cluster"
-            )
-            driver = build_env(env_creators[0], env_args[0], env_kwargs[0], None, seed)
-            spec = env_spec(driver)
-            self._init_spaces(driver, num_envs, batch_size, seed)
-            self._flag = "closed"
-            self.num_workers = num_workers
-            self.envs_per_worker = epw = num_envs // num_workers
-            self.workers_per_batch = batch_size // epw
-            self.agents_per_worker = epw * spec[2]
-            self.agent_ids = np.arange(self.num_agents).reshape(num_workers, self.agents_per_worker)
-            actor = ray.remote(num_cpus=min(1.0, cpus / num_workers))(RayWorker)
-            for w in range(num_workers):
-                lo = w * epw
-                self._actors.append(
-                    actor.remote(
-                        lo,
-                        env_creators[lo : lo + epw],
-                        env_args[lo : lo + epw],
-                        env_kwargs[lo : lo + epw],
-                        env_seeds(seed, epw, lo),
-                        spec,
-                    )
-                )
-            self._pending: dict[Any, int] = {}  # object ref -> worker
-            self._sel: list[int] = []
-            self._get([a.ready.remote() for a in self._actors])  # envs built (or their error raised)
-        except BaseException:
-            self._close()
-            raise
-        self._flag = "reset"
+        self._cpus = int(ray.cluster_resources().get("CPU", 1))
+        what = "CPUs in the Ray cluster"
+        return check_layout(num_envs, num_workers, batch_size, False, overwork, cores=self._cpus, what=what)
+
+    def _start(self, creators: Creators, seed: int | None, spec: tuple) -> None:
+        ray, layout = self._ray, self.layout
+        self.envs_per_worker = layout.envs_per_worker
+        self.workers_per_batch = layout.workers_per_batch
+        self.agents_per_worker = layout.envs_per_worker * spec[2]
+        self.agent_ids = np.arange(self.num_agents).reshape(layout.num_workers, self.agents_per_worker)
+        self._pending: dict[Any, int] = {}  # object ref -> worker
+        self._sel: list[int] = []
+        self._actors = []
+        actor = ray.remote(num_cpus=min(1.0, self._cpus / layout.num_workers))(RayWorker)
+        for w in range(layout.num_workers):
+            envs = layout.worker_envs(w)
+            seeds = env_seeds(seed, len(envs), envs.start)
+            self._actors.append(actor.remote(envs.start, creators.part(envs), seeds, spec))
+        self._get([a.ready.remote() for a in self._actors])  # envs built (or their error raised)
 
     def _get(self, refs: list) -> list:
         try:
@@ -159,15 +136,13 @@ class Ray(VectorEnv):
 
     def _close(self) -> None:
         ray = self._ray
+        if ray is None:
+            return
         if self._actors:
             with contextlib.suppress(Exception):  # a dead actor cannot close its envs; killed below
                 ray.get([a.close.remote() for a in self._actors], timeout=10)
             for a in self._actors:
                 ray.kill(a)
             self._actors = []
-        driver = getattr(self, "driver_env", None)
-        if driver is not None and not getattr(self, "_driver_closed", False):
-            self._driver_closed = True
-            driver.close()
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()

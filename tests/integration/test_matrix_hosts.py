@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker")
 
@@ -27,7 +28,7 @@ def _ip(*args: str) -> None:
 @pytest.fixture(scope="module")
 def second_daemon(docker_client, lib_image):
     if os.geteuid() != 0 or not shutil.which("dockerd") or not shutil.which("ip"):
-        pytest.skip("a second Docker daemon needs root, dockerd and ip (iproute2)")
+        skip_or_fail("a second Docker daemon needs root, dockerd and ip (iproute2)")
     root = Path(tempfile.mkdtemp(prefix="pt-d2-", dir="/tmp"))  # short: unix socket paths are limited
     bridge = f"ptbr{uuid.uuid4().hex[:6]}"
     url = f"unix://{root}/docker.sock"

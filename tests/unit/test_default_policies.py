@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from _strict import skip_or_fail
 
 import pufferlib.environments as environments
 from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
@@ -14,7 +15,7 @@ BINDINGS = [b for b in environments.bindings() if b.name != "ocean/performance"]
 @pytest.mark.parametrize("binding", BINDINGS, ids=lambda b: b.name)
 def test_forward_pass(binding):
     if not binding.available():
-        pytest.skip(f"{binding.name} not installed: {binding.install_hint}")
+        skip_or_fail(f"{binding.name} not installed: {binding.install_hint}")
     env = binding.make_env()
     try:
         obs, _ = env.reset(seed=0)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import pufferlib.environments as environments
+from pufferlib.smoke import random_actions
 
 ENVS = ["ocean/squared", "ocean/spaces", "ocean/memory", "classic_control/CartPole-v1"]
 
@@ -11,7 +12,6 @@ ENVS = ["ocean/squared", "ocean/spaces", "ocean/memory", "classic_control/CartPo
 def trace(name: str, seed: int, steps: int = 60) -> np.ndarray:
     env = environments.make(name, seed=seed)
     rng = np.random.default_rng(0)  # the same action sequence for every seed
-    space = env.single_action_space
     env.reset()
     rows = []
     for _ in range(steps):
@@ -19,7 +19,7 @@ def trace(name: str, seed: int, steps: int = 60) -> np.ndarray:
             env.reset()
             rows.append(env.observations.copy().ravel().astype(np.float64))
             continue
-        action = rng.integers(0, space.nvec, size=(env.num_agents, len(space.nvec)))
+        action = random_actions(env, rng)
         obs, rewards, terminals, truncations, _ = env.step(action)
         rows.append(np.concatenate([obs.ravel().astype(np.float64), rewards, terminals, truncations]))
     env.close()

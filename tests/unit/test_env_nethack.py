@@ -85,7 +85,7 @@ def test_policy_reads_the_hero_centred_crop():
         assert crop.shape == (1, policy.crop, policy.crop)
         assert crop[0, policy.crop // 2, policy.crop // 2] == glyphs[0, hy, hx]  # the hero itself
         logits, value = policy(torch.from_numpy(obs))
-        assert logits[0].shape == (1, 23) and value.shape == (1, 1)
+        assert logits.shape == (1, 23) and value.shape == (1, 1)  # Discrete(23) stays Discrete
     finally:
         env.close()
 

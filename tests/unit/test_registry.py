@@ -1,6 +1,7 @@
 """The registry: names, close-match errors, availability with install hints, `puffer envs`."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -111,3 +112,28 @@ def test_puffer_envs_all_lists_the_catalog():
     )
     names = [row["name"] for row in json.loads(out.stdout)]
     assert len(names) == 57 and "atari/alien" in names
+
+
+def puffer(*args, plugins):
+    env = {**os.environ, "PUFFERLIB_PLUGINS": plugins}
+    return subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_a_plugin_that_fails_to_import_is_named_and_left_out():
+    out = puffer("--help", plugins="missing.module")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert "plugin 'missing.module' (PUFFERLIB_PLUGINS) failed to import" in out.stderr
+    assert "ModuleNotFoundError" in out.stderr
+    listed = puffer("envs", "--json", plugins="missing.module, json")  # the other plugin still loads
+    assert listed.returncode == 0 and "ocean/squared" in listed.stdout
+
+
+def test_a_command_that_needs_the_failed_plugin_exits_2_naming_it():
+    out = puffer("train", "test/raises", plugins="missing.module")
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert "Unknown environment 'test/raises'" in out.stderr
+    assert "Plugin 'missing.module' (PUFFERLIB_PLUGINS) failed to import" in out.stderr

@@ -1,4 +1,6 @@
-"""Ctrl-C during `puffer train` stops cleanly: final checkpoint saved, summary printed, exit 130."""
+"""Stopping `puffer train` loses nothing: Ctrl-C, SIGTERM (docker stop, a stopped `puffertank run`)
+and SIGHUP (a dropped SSH or Tailscale session) each save a final checkpoint, print the summary and
+exit 128 + the signal number, as a shell reports a process ended by that signal."""
 
 import json
 import signal
@@ -11,7 +13,12 @@ import pytest
 
 
 @pytest.mark.slow
-def test_sigint_saves_and_reports(tmp_path):
+@pytest.mark.parametrize(
+    "sig, code",
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_a_stop_signal_saves_and_reports(tmp_path, sig, code):
     cmd = [
         sys.executable, "-m", "pufferlib.cli", "train", "ocean/bandit", "--json",
         "--vec.backend", "multiprocessing", "--vec.num-envs", "4", "--vec.num-workers", "2",
@@ -24,12 +31,15 @@ def test_sigint_saves_and_reports(tmp_path):
         while not list(tmp_path.glob("*/model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     summary = json.loads(out.strip().splitlines()[-1])
     assert summary["stop_reason"] == "interrupted"
-    assert Path(summary["checkpoint"]).parent.parent == tmp_path and Path(summary["checkpoint"]).exists()
+    assert summary["signal"] == (None if sig == signal.SIGINT else sig.name)
+    saved = Path(summary["checkpoint"])
+    assert saved.parent.parent == tmp_path and saved.exists()
+    assert summary["updates"] >= 1 and saved.name == f"model_{summary['updates']:06d}.pt"

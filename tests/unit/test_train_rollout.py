@@ -11,7 +11,8 @@ import torch
 
 import pufferlib.environments as envs
 from pufferlib.train import config
-from pufferlib.train.ppo import Runner, collect, make_policy, make_vecenv
+from pufferlib.train.ppo import Runner, collect
+from pufferlib.train.setup import make_policy, make_vecenv
 
 LAYOUTS = {
     "serial-sync": {"vec.backend": "serial", "vec.num_envs": 4},
@@ -53,7 +54,7 @@ def check_row(exp, n, solution):
             assert (obs[t + 1] == -1).all() and exp["starts"][n, t + 1] == 1
             continue
         expected = obs[t].copy()
-        expected[entered] = exp["actions"][n, t, 0]
+        expected[entered] = exp["actions"][n, t]  # Discrete(2): one action per row
         np.testing.assert_array_equal(obs[t + 1], expected)
         final = entered + 1 == len(solution)
         assert exp["terminals"][n, t] == final

@@ -56,7 +56,7 @@ def test_shapes_spaces_and_passthrough(backend, kwargs):
 def test_bad_actions(backend, kwargs):
     with pufferlib.vector.make(counter, backend=backend, num_envs=2, **kwargs) as vecenv:
         vecenv.reset()
-        with pytest.raises(APIUsageError, match=r"actions must have shape \(2, 1\).*got \(3,\)"):
+        with pytest.raises(APIUsageError, match=r"actions must have shape \(2,\).*got \(3,\)"):
             vecenv.step([0, 1, 2])
         with pytest.raises(APIUsageError, match=r"discrete actions must be integers"):
             vecenv.step([0.5, 1])

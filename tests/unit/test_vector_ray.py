@@ -4,17 +4,21 @@ Ray starts slowly, so one instance serves the module and the checks are few.
 """
 
 import functools
+import importlib.util
 import os
 import time
 
 import numpy as np
 import pytest
-from _vector_envs import counter, counter_failing_in_env_2
+from _strict import skip_or_fail
+from _vector_envs import counter, counter_failing_in_env_2, random_actions
 
 import pufferlib.vector
 from pufferlib.environments import ocean
 
-ray = pytest.importorskip("ray", reason="the Ray backend needs the ray extra: pip install 'pufferlib[ray]'")
+if importlib.util.find_spec("ray") is None:
+    skip_or_fail("the Ray backend needs the ray extra: pip install 'pufferlib[ray]'")
+import ray
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,10 +42,9 @@ def trace(backend, name, **kwargs):
     out = []
     with pufferlib.vector.make(creator, backend=backend, num_envs=2, seed=4, **kwargs) as vecenv:
         vecenv.async_reset()
-        space = vecenv.single_action_space
         for _ in range(7):
             out += [a.copy() for a in vecenv.recv() if isinstance(a, np.ndarray)]  # with ids and masks
-            vecenv.send(rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, len(space.nvec))))
+            vecenv.send(random_actions(vecenv, rng))
     return out
 
 

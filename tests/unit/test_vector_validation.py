@@ -1,5 +1,6 @@
 """Each argument rule of vector.make fails with a message that names numbers that would work."""
 
+import numpy as np
 import pytest
 from _vector_envs import counter
 
@@ -101,3 +102,21 @@ def test_mismatched_envs_are_refused():
     creators = [counter, functools.partial(ocean.make_env, "squared")]
     with pytest.raises(APIUsageError, match=r"env 1"):
         pufferlib.vector.make(creators, backend=Serial, num_envs=2)
+
+
+@pytest.mark.parametrize("backend", [pufferlib.PufferEnv, Serial, Multiprocessing])
+@pytest.mark.parametrize(
+    "bad, shown",
+    [(1e20, r"1\.?e\+20"), (2**32 + 1, "4294967297"), (-(2**31) - 1, "-2147483649")],
+    ids=["1e20", "2**32+1", "below-int32"],
+)
+def test_an_action_the_buffer_cannot_hold_is_refused_with_its_own_value(backend, bad, shown):
+    """The action buffer is int32: casting first would turn 1e20 into INT_MIN and 2**32 + 1 into 1 (a
+    valid action). The range check must see the caller's value, in every backend."""
+    num_envs = 1 if backend is pufferlib.PufferEnv else 2
+    with pufferlib.vector.make(counter, backend=backend, num_envs=num_envs) as vecenv:
+        vecenv.reset()
+        actions = np.zeros(vecenv.agents_per_batch, dtype=np.asarray(bad).dtype)
+        actions[-1] = bad
+        with pytest.raises(APIUsageError, match=rf"action [\[\(\w]*{shown}\]*\)? out of range for"):
+            vecenv.send(actions)

@@ -1,0 +1,20 @@
+"""`puffer bench`: agent steps per second of pufferlib.vector beside its peers, in one run.
+
+    puffer bench                                    # the full table (about 25 minutes on 2 cores)
+    puffer bench --quick                            # one repeat of fewer workloads, to try things
+    puffer bench --puffer202                        # with PufferLib 2.0.2 from the cache dir's peer venv
+    puffer bench --workloads perf-0,perf-1000 --num-envs 2 --repeats 5 --json out.json
+
+What is timed: only step calls (send/recv or step) with random actions drawn beforehand, for a
+fixed number of agent steps per workload, after a separate warm-up; a measurement still running
+after 10 s stops there and reports the rate of the steps it made. Not timed: construction, reset,
+warm-up, close. No policy, no learning: this is simulation throughput, not training SPS.
+Every repeat builds every vector env anew, and peers are interleaved within a repeat so that a
+change of machine load hits them alike. Reported: for each peer its best configuration (the
+highest median over repeats), the spread ((max - min) / 2 as a percentage of the median) and
+every sample in the JSON.
+
+The modules: workloads (the envs timed), peers (one runner per peer and its configurations),
+peer202 (the script PufferLib 2.0.2's interpreter runs), interpreter (finding and trusting that
+interpreter), report (tables), cli (`puffer bench`).
+"""

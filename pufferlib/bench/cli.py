@@ -1,0 +1,205 @@
+"""`puffer bench`: the command (see pufferlib/bench/__init__.py for what is timed and how)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pufferlib.bench import report
+from pufferlib.bench.interpreter import UntrustedInterpreter, default_peer_python, trusted_python
+from pufferlib.bench.peers import PEERS, Setup, Skip, measure, peer_versions, setups
+from pufferlib.bench.workloads import workloads
+
+ASK = "asked"  # --puffer202 without a path: the cache dir's peer venv
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="vector env throughput beside gymnasium (and PufferLib 2.0.2)")
+    p.add_argument(
+        "--workloads", help="comma-separated (default all): " + ", ".join(w.name for w in workloads())
+    )
+    p.add_argument(
+        "--peers",
+        help=f"comma-separated, of: {', '.join(PEERS)} (default all; the pl202 ones with --puffer202)",
+    )
+    p.add_argument("--num-envs", default="2,8", help="comma-separated env counts (default 2,8)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Multiprocessing workers (default: try 1 and as many as physical cores, report the best)",
+    )
+    p.add_argument("--repeats", type=int, default=3, help="independent repeats (default 3)")
+    p.add_argument("--scale", type=float, default=1.0, help="multiply every workload's timed agent steps")
+    p.add_argument("--quick", action="store_true", help="1 repeat, perf-0/perf-1000 only, 1/4 of the steps")
+    p.add_argument(
+        "--puffer202",
+        nargs="?",
+        const=ASK,
+        metavar="PYTHON",
+        help=f"also run PufferLib 2.0.2 with this interpreter (alone: {default_peer_python()}); it must "
+        "belong to you or root and be writable by no one else",
+    )
+    p.add_argument("--json", help="write machine, samples and table to this JSON file")
+    p.add_argument("--markdown", help="write the table (with the machine) to this Markdown file")
+    p.add_argument("--from-json", help="only render the table of an earlier --json file (with --markdown)")
+    p.set_defaults(func=run)
+
+
+def machine(python202: Path | None) -> dict[str, Any]:
+    import gymnasium
+
+    import pufferlib
+    from pufferlib.vector import physical_cores
+
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    versions = {"python": platform.python_version(), "numpy": np.__version__}
+    versions["gymnasium"] = gymnasium.__version__
+    versions["pufferlib"] = pufferlib.__version__
+    for mod in ("minigrid", "nle"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:
+            versions[mod] = "absent"
+    if python202 is not None:
+        versions["PufferLib peer"] = peer_versions(python202)
+    method = multiprocessing.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+    return {
+        "cpu": cpu,
+        "physical_cores": physical_cores(),
+        "logical_cpus": os.cpu_count(),
+        "os": platform.platform(),
+        "start_method": method,
+        "versions": versions,
+        "load_average_start": os.getloadavg(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+
+
+def _fail(message: str) -> int:
+    print(f"puffer bench: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from pufferlib.vector import physical_cores
+
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
+        text = report.markdown(saved["machine"], report.table(saved["results"], peers))
+        print(text)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(text)
+        return 0
+
+    all_work = {w.name: w for w in workloads()}
+    names = args.workloads.split(",") if args.workloads else list(all_work)
+    if args.quick:
+        names = args.workloads.split(",") if args.workloads else ["perf-0", "perf-1000"]
+        args.repeats, args.scale = 1, args.scale / 4
+    unknown = [n for n in names if n not in all_work]
+    if args.peers:
+        peers = args.peers.split(",")
+    else:
+        peers = [p for p in PEERS if args.puffer202 or not p.startswith("pl202")]
+    unknown += [p for p in peers if p not in PEERS]
+    if unknown:
+        return _fail(f"unknown {', '.join(unknown)}; see --help for the choices")
+    python202 = None
+    if args.puffer202 and any(p.startswith("pl202") for p in peers):
+        try:
+            python202 = trusted_python(default_peer_python() if args.puffer202 == ASK else args.puffer202)
+        except UntrustedInterpreter as e:
+            return _fail(str(e))
+    cores = physical_cores()
+    worker_counts = [args.workers] if args.workers else sorted({1, cores})
+    counts = [int(n) for n in args.num_envs.split(",")]
+    chosen = []
+    for n in names:
+        w = all_work[n]
+        missing = [m for m in w.requires if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"skipping {n}: {', '.join(missing)} not installed", file=sys.stderr)
+            continue
+        w.agent_steps = max(1, int(w.agent_steps * args.scale))
+        chosen.append(w)
+    info = machine(python202)
+    info["command"] = "puffer bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
+    info["workers"] = worker_counts
+    print(json.dumps(info, indent=1))
+    results = []
+    for rep in range(args.repeats):
+        for w in chosen:
+            for n in counts:
+                for p in peers:
+                    for setup in setups(p, n, worker_counts) or [None]:
+                        row = _measure(rep, w, n, p, setup, python202)
+                        results.append(row)
+                        shown = (
+                            f"{row['sps']:,.0f} agent steps/s"
+                            if "sps" in row
+                            else row.get("skip") or row["error"]
+                        )
+                        where = f"{p} {row.get('setup', '')}".rstrip()
+                        print(
+                            f"[{rep + 1}/{args.repeats}] {w.name:<14} envs={n:<2} {where:<20} {shown}",
+                            flush=True,
+                        )
+    info["load_average_end"] = os.getloadavg()
+    text = report.table(results, peers)
+    print()
+    print(text)
+    errors = report.errors(results)
+    if errors:
+        print("\nerrors:\n" + "\n".join(f"  {line}" for line in errors))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "results": results, "table": text}, f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(report.markdown(info, text))
+    failed = report.failed_rows(results, peers)
+    if failed:
+        print(f"puffer bench: every measurement errored in {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _measure(rep: int, work, num_envs: int, peer: str, setup: Setup | None, python202: Path | None) -> dict:
+    """One sample: {'sps': ...}, {'skip': why} or {'error': what} with where it was taken."""
+    row: dict[str, Any] = {
+        "repeat": rep,
+        "workload": work.name,
+        "description": work.description,
+        "num_envs": num_envs,
+        "peer": peer,
+    }
+    if setup is None:
+        row["skip"] = f"no worker count in the ones tried splits {num_envs} envs into 2 batches"
+        return row
+    row["setup"], row["workers"], row["batch_size"] = setup.label(num_envs), setup.workers, setup.batch_size
+    try:
+        row["sps"] = measure(peer, work, num_envs, setup, python202)
+    except Skip as e:
+        row["skip"] = str(e)
+    except Exception as e:
+        row["error"] = f"{type(e).__name__}: {e}"
+    return row

@@ -1,0 +1,108 @@
+"""Evaluation: play a checkpoint's policy for some episodes and report its mean return.
+
+The env, the policy and the device are built by setup.py from the checkpoint's own config, and the
+policy acts through act.Actor, the same act step as training rollouts (episode starts, LSTM state,
+action masks), so a policy is evaluated exactly as it was trained to act.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import pufferlib.environments as envs
+from pufferlib.train import checkpoint as checkpoints
+from pufferlib.train import config as configuration
+from pufferlib.train.act import Actor
+from pufferlib.train.config import ConfigError
+from pufferlib.train.setup import make_policy, make_vecenv, resolve_device
+
+
+def evaluate(
+    env_name: str,
+    checkpoint: str | Path,
+    episodes: int = 100,
+    overrides: dict[str, Any] | list[str] | None = None,
+    deterministic: bool = False,
+    timeout: float = 600.0,
+) -> dict[str, Any]:
+    """Run the checkpoint's policy for `episodes` episodes; returns the mean return and more.
+
+    `deterministic` takes the most likely action instead of sampling (wrong for envs whose optimal
+    policy is stochastic, e.g. ocean/stochastic). `overrides` change the checkpoint's config
+    (e.g. {"vec.num_envs": 4}); sections that shape the policy must stay as trained. An env that
+    does not finish `episodes` episodes within `timeout` seconds raises TimeoutError.
+    """
+    if episodes < 1:
+        raise ConfigError(f"episodes must be >= 1, got {episodes}")
+    start = time.perf_counter()
+    payload = checkpoints.load(checkpoint)
+    if payload["env"] != env_name:
+        raise ConfigError(
+            f"checkpoint {checkpoint} was trained on {payload['env']}, not {env_name}; "
+            f"run `puffer eval {payload['env']} --checkpoint {checkpoint}`"
+        )
+    cfg = configuration.copy_config(payload["config"])
+    if isinstance(overrides, list):
+        overrides = configuration.parse_args(overrides)
+    for dotted, value in configuration.flatten(overrides or {}).items():
+        section, _, key = dotted.partition(".")
+        configuration.set_value(cfg, section, key, value, source=f"--{dotted}")
+    device = resolve_device(cfg["train"]["device"])
+    binding = envs.get(env_name)
+
+    vecenv = make_vecenv(binding, cfg)
+    try:
+        policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+        try:
+            policy.load_state_dict({k: v.to(device) for k, v in payload["state_dict"].items()})
+        except RuntimeError as e:
+            raise ConfigError(
+                f"{checkpoint}: the weights do not fit the policy the config builds: {e}"
+            ) from e
+        policy.eval()
+        actor = Actor(vecenv, policy, device, greedy=deterministic)
+        vecenv.async_reset(cfg["train"]["seed"])
+        returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout)
+    finally:
+        vecenv.close()
+    mean = float(np.mean(returns))
+    return {
+        "env": env_name,
+        "checkpoint": str(checkpoint),
+        "episodes": len(returns),
+        "mean_return": round(mean, 4),
+        "std_return": round(float(np.std(returns)), 4),
+        "mean_length": round(float(np.mean(lengths)), 2),
+        "solved": bool(binding.solved is not None and mean >= binding.solved),
+        "solved_score": binding.solved,
+        "deterministic": deterministic,
+        "steps": steps,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _play(vecenv, actor: Actor, episodes: int, deadline: float) -> tuple[list[float], list[float], int]:
+    """(returns, lengths, agent steps) of the first `episodes` episodes to finish."""
+    returns: list[float] = []
+    lengths: list[float] = []
+    steps = 0
+    while len(returns) < episodes:
+        if time.perf_counter() > deadline:
+            raise TimeoutError(
+                f"evaluation stopped after {steps} steps: {len(returns)} of {episodes} episodes finished "
+                "before the timeout (does the env ever end an episode?)"
+            )
+        obs, _, terminals, truncations, infos, env_ids, masks = vecenv.recv()
+        masks = np.array(masks, dtype=bool)
+        steps += int(masks.sum())
+        for info in infos:
+            if isinstance(info, dict) and "episode_return" in info:
+                returns.append(float(info["episode_return"]))
+                lengths.append(float(info.get("episode_length", 0)))
+        step = actor(obs, terminals, truncations, np.asarray(env_ids, dtype=np.int64), masks)
+        vecenv.send(step.action.cpu().numpy())
+    return returns[:episodes], lengths[:episodes], steps

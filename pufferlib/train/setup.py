@@ -1,0 +1,109 @@
+"""What a training or evaluation run is built from: the vector env, the policy, the device.
+
+Training (ppo.py) and evaluation (evaluation.py) both start here, so a checkpoint is always
+played on the env and policy its config describes. Later additions that change how a run is set
+up (observation normalisation, a distributed device per rank) belong here, not in the PPO loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+import pufferlib
+import pufferlib.environments as envs
+from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
+from pufferlib.models import LSTMWrapper
+from pufferlib.pytorch import default_device
+from pufferlib.train.config import Config, ConfigError
+
+# train.* keys that must be >= 1
+POSITIVE = (
+    "num_steps",
+    "num_minibatches",
+    "update_epochs",
+    "solve_window",
+    "bptt_horizon",
+    "total_timesteps",
+)
+
+
+def make_vecenv(binding: envs.Binding, cfg: Config):
+    """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i)."""
+    import pufferlib.vector
+
+    vec = cfg["vec"]
+    backend = "pufferenv" if vec["backend"] == "native" else vec["backend"]
+    kwargs: dict[str, Any] = {}
+    if backend != "pufferenv":
+        kwargs = {"zero_copy": vec["zero_copy"], "overwork": vec["overwork"]}
+        if vec["num_workers"]:
+            kwargs["num_workers"] = vec["num_workers"]
+        if vec["batch_size"]:
+            kwargs["batch_size"] = vec["batch_size"]
+    try:
+        return pufferlib.vector.make(
+            binding.env_creator(),
+            env_kwargs=dict(cfg["env"]),
+            backend=backend,
+            num_envs=vec["num_envs"],
+            seed=cfg["train"]["seed"],
+            **kwargs,
+        )
+    except TypeError as e:  # most often an [env] keyword the environment does not take
+        raise ConfigError(f"{binding.name}: could not make the env with [env] {cfg['env']}: {e}") from e
+
+
+def make_policy(binding: envs.Binding, env: pufferlib.PufferEnv, cfg: Config) -> nn.Module:
+    """binding's policy class (+ LSTMWrapper when rnn.enabled) in CleanRL's API."""
+    module = binding.policy_class()(env, **cfg["policy"])
+    if cfg["rnn"]["enabled"]:
+        hidden = getattr(module, "hidden_size", 128)
+        return RecurrentPolicy(LSTMWrapper(env, module, input_size=hidden, hidden_size=hidden))
+    return Policy(module)
+
+
+def resolve_device(requested: str) -> str:
+    """train.device: auto (cuda when torch sees a GPU), cpu, cuda or cuda:N."""
+    try:
+        return default_device(requested)
+    except RuntimeError:
+        raise ConfigError(
+            f"train.device is {requested!r} but torch sees no CUDA GPU here; use --train.device cpu (or auto)"
+        ) from None
+
+
+def check_config(cfg: Config) -> None:
+    """Relations between config values that the per-key checks of config.py cannot see."""
+    tc = cfg["train"]
+    for key in POSITIVE:
+        if tc[key] < 1:
+            raise ConfigError(f"train.{key} must be >= 1, got {tc[key]}")
+    if cfg["rnn"]["enabled"] and tc["num_steps"] % tc["bptt_horizon"]:
+        raise ConfigError(
+            f"train.bptt_horizon ({tc['bptt_horizon']}) must divide train.num_steps ({tc['num_steps']}) "
+            "when rnn.enabled"
+        )
+    if cfg["vec"]["num_envs"] < 1:
+        raise ConfigError(f"vec.num_envs must be >= 1, got {cfg['vec']['num_envs']}")
+
+
+@contextlib.contextmanager
+def torch_settings(threads: int) -> Iterator[None]:
+    """Process-wide torch settings for the run, restored afterwards."""
+    previous_threads = torch.get_num_threads()
+    previous_validate = torch.distributions.Distribution._validate_args
+    try:
+        if threads > 0:
+            torch.set_num_threads(threads)
+        # Argument validation re-checks on every call what sampling from our own logits already
+        # guarantees, and costs about a quarter of the sampling time.
+        torch.distributions.Distribution.set_default_validate_args(False)
+        yield
+    finally:
+        torch.set_num_threads(previous_threads)
+        torch.distributions.Distribution.set_default_validate_args(previous_validate)
