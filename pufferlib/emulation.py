@@ -407,7 +407,9 @@ class PettingZooPufferEnv(_Emulated):
             values = actions[rows].reshape(len(rows), -1)[:, 0] + self._discrete_start
             return dict(zip(live, values.tolist(), strict=True))
         if self._box_bounds is not None:
-            native = np.clip(actions[rows], *self._box_bounds).astype(self._native_atn_space.dtype, copy=False)
+            native = np.clip(actions[rows], *self._box_bounds).astype(
+                self._native_atn_space.dtype, copy=False
+            )
             return dict(zip(live, native, strict=True))
         return {agent: self._native_action(actions[i]) for agent, i in zip(live, rows.tolist(), strict=True)}
 

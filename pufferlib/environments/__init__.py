@@ -22,22 +22,20 @@ import sys
 
 from pufferlib.environments import (
     atari,
+    bsuite,
     butterfly,
     classic_control,
+    craftax,
+    crafter,
+    griddly,
+    highway,
+    magent2,
     minigrid,
     minihack,
     nethack,
     ocean,
-    procgen,
-)
-from pufferlib.environments import (  # wave 2b: games, many-agent worlds, JAX envs
-    bsuite,
-    crafter,
-    craftax,
-    griddly,
-    highway,
-    magent2,
     open_spiel,
+    procgen,
     retro,
     vizdoom,
 )

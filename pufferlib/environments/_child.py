@@ -14,6 +14,7 @@ is left running; `Child.close()` (also run when the object is collected) waits f
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -23,7 +24,10 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-RUN = "import sys, importlib; m, f = sys.argv[1].split(':'); getattr(importlib.import_module(m), f)(int(sys.argv[2]))"
+RUN = (
+    "import sys, importlib; m, f = sys.argv[1].split(':'); "
+    "getattr(importlib.import_module(m), f)(int(sys.argv[2]))"
+)
 
 
 class ChildError(RuntimeError):
@@ -53,10 +57,8 @@ def serve(fd: int, build: Callable[[Any], tuple[Callable[[str, Any], Any], Any]]
 
 
 def _shutdown(proc: subprocess.Popen, conn: Connection) -> None:
-    try:
+    with contextlib.suppress(OSError):
         conn.send(("close", None))
-    except OSError:
-        pass
     conn.close()
     try:
         proc.wait(timeout=10)

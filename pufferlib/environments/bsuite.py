@@ -61,7 +61,9 @@ def _load(bsuite_id: str) -> Any:
     from bsuite import sweep
 
     if bsuite_id not in sweep.SETTINGS:
-        raise ValueError(f"Unknown bsuite id {bsuite_id!r} (e.g. 'catch/0'); `puffer envs --all --family bsuite`")
+        raise ValueError(
+            f"Unknown bsuite id {bsuite_id!r} (e.g. 'catch/0'); `puffer envs --all --family bsuite`"
+        )
     experiment, _ = bsuite_id.split("/")
     return loader.load(experiment, sweep.SETTINGS[bsuite_id])  # load_from_id, without its banner
 

@@ -102,7 +102,9 @@ def _program(name: str, num_envs: int, resets: int):
     def step(key, state, actions):
         key, k_step, k_reset = jax.random.split(key, 3)
         keys = jax.random.split(k_step, num_envs)
-        obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(keys, state, actions, params)
+        obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
+            keys, state, actions, params
+        )
         obs = observe(obs)
         timeout = state.timestep >= params.max_timesteps
         truncated = done & timeout & (state.player_health > 0)
@@ -207,7 +209,7 @@ class Craftax(PufferEnv):
             raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
         if process not in ("auto", "local", "child"):
             raise ValueError(f"process must be 'auto', 'local' or 'child', got {process!r}")
-        forked = _JAX_PID is not None and _JAX_PID != os.getpid()
+        forked = _JAX_PID not in (None, os.getpid())
         if process == "local" and forked:
             raise APIUsageError(
                 f"craftax/{name}: this process was forked from one where JAX already ran, and JAX does not "
@@ -246,7 +248,8 @@ class Craftax(PufferEnv):
         n = self.single_action_space.n
         if actions.size != self.num_agents or not ((actions >= 0) & (actions < n)).all():
             raise APIUsageError(
-                f"craftax/{self.name}: actions must be {self.num_agents} integers in [0, {n}), got {actions!r}"
+                f"craftax/{self.name}: actions must be {self.num_agents} integers in [0, {n}), "
+                f"got {actions!r}"
             )
         obs, reward, terminal, truncated, unlocked = self._engine.step(actions.astype(np.int32))
         self.observations[:] = obs
@@ -256,7 +259,9 @@ class Craftax(PufferEnv):
         infos = self._stats.step(
             self.rewards,
             self.terminals | self.truncations,
-            lambda i: {f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)},
+            lambda i: {
+                f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)
+            },
         )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 

@@ -6,17 +6,21 @@ point of health gained or lost (`crafter/reward` is the benchmark's setting; `cr
 gives reward 0 for unsupervised agents, with the same episodes). Episodes end when the player dies
 (terminal) or after `length` steps (10,000; a truncation).
 
-Infos: at episode end the emulation reports `achievements/<name>`: how often each of the 22
-achievements was reached in that episode (Crafter's score is the success rate of each, so > 0
-counts), next to `episode_return` and `episode_length`.
+Infos: at episode end the emulation reports `achievements/<name>`: 1.0 if the achievement was
+unlocked in that episode, else 0.0, for all 22 (their mean over episodes is the success rate that
+Crafter's score is built from), next to `episode_return` and `episode_length`.
 
 Seeding: Crafter draws world i of an env from (seed, i); `reset(seed)` restarts that count with the
-new seed, `reset()` goes on to the next world. crafter imports gym 0.26 (present for procgen),
+new seed, `reset()` goes on to the next world. Crafter 1.8.3 alone is not reproducible across
+processes (a set of creatures iterated in memory-address order decides which one despawns); the
+adapter keeps those sets in insertion order, so one seed gives one episode in any process.
+crafter imports gym 0.26 (present for procgen),
 which prints an "unmaintained" notice; it is swallowed.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import io
@@ -33,10 +37,39 @@ Policy = "pufferlib.models:Convolutional"
 ENVS = {"reward": True, "noreward": False}  # name -> crafter.Env(reward=...)
 
 
+class _OrderedSet(dict):
+    """The objects of one world chunk, iterated in insertion order (a set's order follows id())."""
+
+    def add(self, obj: Any) -> None:
+        self[obj] = None
+
+    def remove(self, obj: Any) -> None:
+        del self[obj]
+
+
+def _ordered_world(world: Any) -> None:
+    """Make crafter's world keep its chunks in insertion order, across resets.
+
+    Crafter keeps each chunk's creatures in a set and despawns `creatures[random index]` of it: a
+    set's order follows the objects' memory addresses, so the same seed played differently in
+    another process (the smoke check's Serial-vs-Multiprocessing trace caught it at step 11).
+    """
+
+    class OrderedWorld(type(world)):
+        def reset(self, seed: int | None = None) -> None:
+            super().reset(seed)
+            self._chunks = collections.defaultdict(_OrderedSet)
+
+    world.__class__ = OrderedWorld
+    world._chunks = collections.defaultdict(_OrderedSet)
+
+
 def _crafter_env(**kwargs: Any) -> Any:
     with contextlib.redirect_stderr(io.StringIO()):
         import crafter
-    return crafter.Env(**kwargs)
+    env = crafter.Env(**kwargs)
+    _ordered_world(env._world)
+    return env
 
 
 class Crafter(gymnasium.Env):
@@ -64,14 +97,17 @@ class Crafter(gymnasium.Env):
         obs, reward, done, info = self.env.step(int(action))
         self._last = obs
         dead = info["discount"] == 0
-        return obs, float(reward), dead, done and not dead, {"achievements": info["achievements"]}
+        unlocked = {name: float(count > 0) for name, count in info["achievements"].items()}
+        return obs, float(reward), dead, done and not dead, {"achievements": unlocked}
 
     def render(self):
         return self._last
 
 
 def make_env(name: str = "reward", buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
-    """Crafter with its reward ("reward") or without ("noreward"); kwargs: size=64, length=10000, area, view."""
+    """Crafter with its reward ("reward") or without ("noreward").
+
+    kwargs: size=64, length=10000, and crafter.Env's area and view."""
     if name not in ENVS:
         raise ValueError(f"Unknown Crafter env {name!r}; one of {', '.join(ENVS)}")
     return GymnasiumPufferEnv(env=Crafter(reward=ENVS[name], **kwargs), buf=buf, seed=seed)

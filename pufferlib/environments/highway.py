@@ -66,7 +66,9 @@ ENVS = (
 )
 
 
-def make_env(name: str, buf: Any = None, seed: int = 0, config: dict | None = None, **kwargs: Any) -> PufferEnv:
+def make_env(
+    name: str, buf: Any = None, seed: int = 0, config: dict | None = None, **kwargs: Any
+) -> PufferEnv:
     """A highway-env task by gymnasium id; `config` is highway-env's config dict."""
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     import highway_env  # noqa: F401  (registers the ids with gymnasium)

@@ -68,7 +68,10 @@ class Uniform:
         box = gymnasium.spaces.Box(low, high, self.shape, np.float32)
         if self.masked:
             self._space: gymnasium.Space = gymnasium.spaces.Dict(
-                {"observation": box, "action_mask": gymnasium.spaces.Box(0, 1, (self.num_actions,), np.float32)}
+                {
+                    "observation": box,
+                    "action_mask": gymnasium.spaces.Box(0, 1, (self.num_actions,), np.float32),
+                }
             )
             self._masks = {a: (np.arange(self.num_actions) < n).astype(np.float32) for a, n in acts.items()}
         else:
@@ -133,7 +136,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
         raise ValueError(f"magent2/{name}: invalid options {kwargs}: {e}") from e
     first = env.possible_agents[0]
     obs_space, atn_space = env.observation_space(first), env.action_space(first)
-    if any(env.observation_space(a) != obs_space or env.action_space(a) != atn_space for a in env.possible_agents):
+    if any(
+        env.observation_space(a) != obs_space or env.action_space(a) != atn_space for a in env.possible_agents
+    ):
         env = Uniform(env)
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
 

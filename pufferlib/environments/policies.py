@@ -188,7 +188,9 @@ class OpenSpiel(_Policy):
     def __init__(self, env, hidden_size: int = 128) -> None:
         super().__init__()
         self.native = _structured(env, ("observation", "player", "action_mask"), "OpenSpiel policy")
-        width = sum(int(torch.tensor(self.native[k][1]).prod()) for k in ("observation", "player", "action_mask"))
+        width = sum(
+            int(torch.tensor(self.native[k][1]).prod()) for k in ("observation", "player", "action_mask")
+        )
         self.encoder = nn.Sequential(
             layer_init(nn.Linear(width, hidden_size)),
             nn.ReLU(),
@@ -261,7 +263,9 @@ class MAgent(_Policy):
         super().__init__()
         self.native = nativize_dtype(env.emulated)
         if self.native is not None and "observation" not in self.native:
-            raise ValueError(f"MAgent policy needs a view or an 'observation' key; this env has {sorted(self.native)}")
+            raise ValueError(
+                f"MAgent policy needs a view or an 'observation' key; this env has {sorted(self.native)}"
+            )
         shape = env.single_observation_space.shape if self.native is None else self.native["observation"][1]
         self.view_net = nn.Sequential(
             layer_init(nn.Conv2d(shape[2], 32, 3)),
@@ -276,5 +280,7 @@ class MAgent(_Policy):
         self._heads(env, hidden_size)
 
     def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
-        view = observations if self.native is None else nativize_tensor(observations, self.native)["observation"]
+        view = (
+            observations if self.native is None else nativize_tensor(observations, self.native)["observation"]
+        )
         return self.proj(self.view_net(view.float().permute(0, 3, 1, 2)))

@@ -85,6 +85,9 @@ def _emulator(init: tuple) -> tuple:
     import stable_retro
 
     game, state, frame_skip, k, max_steps = init
+    states = stable_retro.data.list_states(game)
+    if state and state not in states:
+        raise ValueError(f"no save state {state!r}; {game} has {', '.join(states) or 'none'}")
     env = stable_retro.make(
         game,
         state=state or stable_retro.State.DEFAULT,
@@ -129,7 +132,8 @@ class Retro(gymnasium.Env):
     ) -> None:
         if frame_skip < 1 or downsample < 1 or max_steps < 1:
             raise ValueError(
-                f"frame_skip, downsample and max_steps must be >= 1, got {frame_skip}, {downsample}, {max_steps}"
+                "frame_skip, downsample and max_steps must be >= 1, "
+                f"got {frame_skip}, {downsample}, {max_steps}"
             )
         self.game = game
         try:
@@ -168,7 +172,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     if importlib.util.find_spec("stable_retro") is None:
         raise EnvironmentSetupError(f"retro/{name} needs stable-retro: pip install 'pufferlib[retro]'")
     if name not in games():
-        raise ValueError(f"Unknown stable-retro game {name!r} (e.g. 'Airstriker-Genesis-v0'); `puffer envs --all`")
+        raise ValueError(
+            f"Unknown stable-retro game {name!r} (e.g. 'Airstriker-Genesis-v0'); `puffer envs --all`"
+        )
     if not has_rom(name):
         raise EnvironmentSetupError(
             f"retro/{name}: its ROM is not imported (stable-retro ships ROMs only for {', '.join(SHIPPED)}). "
@@ -212,7 +218,7 @@ def _binding(game: str) -> Binding:
         policy=Policy,
         requires=("stable_retro",),
         smoke=SmokeSpec(steps=128, seconds=60.0),
-        description=f"stable-retro {game} (screen every 2nd pixel, discrete button combinations, frame skip 4)"
+        description=f"stable-retro {game} (every 2nd pixel, discrete button combinations, frame skip 4)"
         + ("" if game in SHIPPED else f"; needs its ROM: {IMPORT_HINT}"),
     )
 
@@ -220,4 +226,3 @@ def _binding(game: str) -> Binding:
 for _game in SHIPPED:
     register(_binding(_game))
 register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding)
-

@@ -20,10 +20,16 @@ class Crowd:
             self._obs = box
         else:
             self._obs = gymnasium.spaces.Dict(
-                {"view": box, "mask": gymnasium.spaces.Box(0, 1, (4,), np.float32), "id": gymnasium.spaces.Discrete(n)}
+                {
+                    "view": box,
+                    "mask": gymnasium.spaces.Box(0, 1, (4,), np.float32),
+                    "id": gymnasium.spaces.Discrete(n),
+                }
             )
         self._act = (
-            gymnasium.spaces.Discrete(4, start=1) if actions == "discrete" else gymnasium.spaces.Box(-1, 1, (2,), np.float32)
+            gymnasium.spaces.Discrete(4, start=1)
+            if actions == "discrete"
+            else gymnasium.spaces.Box(-1, 1, (2,), np.float32)
         )
         self.received: list[dict] = []
 
@@ -50,7 +56,9 @@ class Crowd:
         self.t += 1
         leaving = self.agents[-1]  # one agent leaves per step (its last step is still reported)
         obs = {a: self._ob(a) for a in self.agents}
-        rewards = {a: (np.array([float(self.t)]) if self.array_rewards else float(self.t)) for a in self.agents}
+        rewards = {
+            a: (np.array([float(self.t)]) if self.array_rewards else float(self.t)) for a in self.agents
+        }
         terminated = {a: a == leaving for a in self.agents}
         truncated = {a: False for a in self.agents}
         self.agents = self.agents[:-1]

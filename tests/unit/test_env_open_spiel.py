@@ -122,7 +122,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="has no information_state tensor"):
         open_spiel.make_env("tic_tac_toe", observation="information_state")
     env = open_spiel.make_env("hex", params={"board_size": 5})
-    assert env.single_action_space.nvec.tolist() == [26]  # 25 cells + PASS
+    assert env.single_action_space.n == 26  # 25 cells + PASS
     env.close()
 
 
@@ -200,7 +200,7 @@ def _ob(env, observations, row):
 
 
 def _play(cells, a, mark):
-    return cells[:a] + (mark,) + cells[a + 1 :]
+    return (*cells[:a], mark, *cells[a + 1 :])
 
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -222,7 +222,9 @@ def _value(cells, last, me):
 def test_play_against_random_reports_the_learners_results():
     env = open_spiel.make_env("tic_tac_toe")
     try:
-        rates = open_spiel.play_against_random("tic_tac_toe", lambda obs: _minimax_tic_tac_toe(obs, env), games=30)
+        rates = open_spiel.play_against_random(
+            "tic_tac_toe", lambda obs: _minimax_tic_tac_toe(obs, env), games=30
+        )
     finally:
         env.close()
     assert rates["loss"] == 0.0 and rates["win"] >= 0.7  # perfect play never loses and mostly wins

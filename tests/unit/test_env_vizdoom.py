@@ -51,7 +51,9 @@ def test_every_scenario_runs_headless_within_its_spaces(scenario, tmp_path, monk
         run_contract(env, steps=20)
         ob = _native(env)
         assert ob["screen"].shape == (60, 80, 1) and ob["screen"].dtype == np.uint8
-        assert ("gamevariables" in ob) == (scenario not in ("my_way_home", "predict_position", "rocket_basic", "simpler_basic"))
+        assert ("gamevariables" in ob) == (
+            scenario not in ("my_way_home", "predict_position", "rocket_basic", "simpler_basic")
+        )
     finally:
         env.close()
     assert os.listdir(tmp_path) == [], "ViZDoom left files in the working directory"
@@ -65,7 +67,7 @@ def test_rgb_full_resolution_and_game_variables():
         assert ob["screen"].shape == (240, 320, 3) and ob["screen"].std() > 0
         health = list(env.env.variables).index("HEALTH")
         assert ob["gamevariables"][health] == 100.0
-        assert env.single_action_space.nvec.tolist() == [4]  # no-op + TURN_LEFT, TURN_RIGHT, ATTACK
+        assert env.single_action_space.n == 4  # no-op + TURN_LEFT, TURN_RIGHT, ATTACK
     finally:
         env.close()
 
