@@ -21,6 +21,7 @@ without it and seeded through `env.seed(seed)` and its action space, where it ha
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 from collections.abc import Callable
@@ -305,6 +306,12 @@ class PettingZooPufferEnv(_Emulated):
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
         self._row_cache: dict[tuple, np.ndarray] = {}
         self._setup(obs_space, atn_space, buf, seed)
+        self._stacked = None  # the Box observation buffer as one run of its rows' leading axis (a view)
+        if self.obs_dtype is None and self.observations.ndim > 1:
+            stacked = self.observations.view()
+            with contextlib.suppress(AttributeError):  # a buffer that is not contiguous: no fast path
+                stacked.shape = (-1, *self.observations.shape[2:])
+                self._stacked = stacked
         self._discrete_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
         # A Dict of leaves (e.g. observation + action_mask) is written one field at a time for all agents.
         flat_dict = isinstance(obs_space, spaces.Dict) and all(
@@ -331,11 +338,24 @@ class PettingZooPufferEnv(_Emulated):
             self._row_cache[key] = rows
         return rows
 
+    def _row_order(self, obs: dict, rows: np.ndarray) -> list[int]:
+        """Positions of `obs`'s values in buffer-row order (cached with the rows)."""
+        key = ("order", tuple(obs))
+        order = self._row_cache.get(key)
+        if order is None:
+            order = self._row_cache[key] = np.argsort(rows).tolist()
+        return order
+
     def _write_all(self, obs: dict) -> None:
         rows = self._rows(obs)
         self.masks[:] = False
         self.masks[rows] = True
-        if self.obs_dtype is None and len(rows) > 1:  # Box observations: one bulk write, no per-agent copy
+        if self._stacked is not None and len(rows) == self.num_agents and np.ndim(next(iter(obs.values()))):
+            # Every agent, Box observations: one copy, straight into the buffer in row order.
+            order = self._row_order(obs, rows)
+            values = list(obs.values())
+            np.concatenate([values[i] for i in order], out=self._stacked)
+        elif self.obs_dtype is None and len(rows) > 1:  # Box observations: one bulk write
             values = list(obs.values())
             staged = np.concatenate(values) if np.ndim(values[0]) else np.array(values)
             self.observations[rows] = staged.reshape(len(rows), *self.observations.shape[1:])

@@ -303,3 +303,41 @@ REGISTERED = ("Craftax-Classic-Symbolic-v1", "Craftax-Pixels-v1")
 for _name in REGISTERED:
     register(_binding(_name))
 register_catalog("craftax", tuple(ENVS), _binding)
+
+
+def bench(
+    name: str = "Craftax-Classic-Symbolic-v1",
+    sizes: tuple = (1, 16, 64, 256),
+    steps: int = 50,
+    repeats: int = 3,
+):
+    """Print steps/s of `sizes` games in one Craftax env (CPU JAX) beside Crafter (pure Python, one game).
+
+    Compiling is excluded (one warm-up step first; the compile time is printed); medians of `repeats`.
+
+        python -c "from pufferlib.environments.craftax import bench; bench()"
+    """
+    import statistics
+    import time
+
+    from pufferlib.environments import crafter
+
+    print(f"craftax/{name} on {_jax().devices()[0].platform}, load {os.getloadavg()[0]:.1f}")
+    for n in (*sizes, "crafter"):
+        env = crafter.make_env("reward") if n == "crafter" else make_env(name, num_envs=n)
+        rng = np.random.default_rng(0)
+        start = time.perf_counter()
+        env.reset(seed=0)
+        env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
+        warmup = time.perf_counter() - start
+        rates = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(steps):
+                if env.done:
+                    env.reset()
+                env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
+            rates.append(steps * env.num_agents / (time.perf_counter() - start))
+        env.close()
+        label = "crafter/reward (1 game, Python)" if n == "crafter" else f"{n} games"
+        print(f"  {label:<32} {statistics.median(rates):10,.0f} steps/s   (reset + first step {warmup:.1f}s)")

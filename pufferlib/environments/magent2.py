@@ -169,3 +169,49 @@ def _binding(name: str) -> Binding:
 for _name in REGISTERED:
     register(_binding(_name))
 register_catalog("magent2", tuple(ENVS), _binding)
+
+
+def bench(name: str = "battle_v4", steps: int = 300, repeats: int = 5) -> None:
+    """Print agent-steps/s of a MAgent2 env through PettingZooPufferEnv beside the env alone.
+
+    One run per repeat: the env's own step() is timed inside the emulated run, so "alone" is the
+    same steps without the emulation; the difference is what PettingZooPufferEnv costs. Medians.
+
+        python -c "from pufferlib.environments.magent2 import bench; bench()"
+    """
+    import os
+    import statistics
+    import time
+
+    rows = []
+    for repeat in range(repeats):
+        env = make_env(name)
+        inner, spent = env.env, [0.0]
+        step = inner.step
+
+        def timed(actions, step=step, spent=spent):
+            start = time.perf_counter()
+            out = step(actions)
+            spent[0] += time.perf_counter() - start
+            return out
+
+        inner.step = timed
+        rng = np.random.default_rng(repeat)
+        actions = rng.integers(0, env.single_action_space.n, size=(steps, *env.actions.shape))
+        env.reset(seed=repeat)
+        agent_steps, start = 0, time.perf_counter()
+        for a in actions:
+            if env.done:
+                env.reset()
+                continue
+            env.step(a)
+            agent_steps += int(env.masks.sum())
+        total = time.perf_counter() - start
+        env.close()
+        rows.append((agent_steps / total, agent_steps / spent[0], (total - spent[0]) / steps * 1e6))
+    puffer, alone, overhead = (statistics.median(column) for column in zip(*rows, strict=True))
+    load = os.getloadavg()[0]
+    print(f"magent2/{name}: {env.num_agents} agents, {steps} steps x {repeats} repeats, load {load:.1f}")
+    print(f"  through PettingZooPufferEnv {puffer:10,.0f} agent-steps/s")
+    print(f"  the env alone               {alone:10,.0f} agent-steps/s")
+    print(f"  emulation                   {overhead:10,.0f} us/step ({1 - puffer / alone:.0%} of the time)")

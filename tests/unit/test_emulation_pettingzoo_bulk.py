@@ -128,3 +128,20 @@ def test_episode_ends_when_every_live_agent_has_ended():
         assert not env.done
         env.step(np.zeros(env.actions.shape, np.int64))
     assert env.done  # the last agent left
+
+
+def test_a_buffer_that_is_not_contiguous_takes_the_general_path():
+    from pufferlib import allocate_buffers
+
+    crowd = Crowd(n=4)
+    probe = PettingZooPufferEnv(Crowd(n=4))
+    wide = allocate_buffers(8, probe.single_observation_space, probe.single_action_space)
+    buf = {
+        name: getattr(wide, name)[::2]
+        for name in ("observations", "rewards", "terminals", "truncations", "masks", "actions")
+    }
+    env = PettingZooPufferEnv(crowd, buf=buf)  # every other row of a bigger buffer: no flat view of it
+    assert env._stacked is None
+    env.reset(seed=0)
+    np.testing.assert_array_equal(buf["observations"], _expected_rows(env, crowd, list(crowd.agents)))
+    assert not wide.observations[1::2].any()  # the rows in between are untouched
