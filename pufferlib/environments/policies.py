@@ -8,6 +8,8 @@ encode_observations and decode_actions so that LSTMWrapper can sit in between.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -188,9 +190,7 @@ class OpenSpiel(_Policy):
     def __init__(self, env, hidden_size: int = 128) -> None:
         super().__init__()
         self.native = _structured(env, ("observation", "player", "action_mask"), "OpenSpiel policy")
-        width = sum(
-            int(torch.tensor(self.native[k][1]).prod()) for k in ("observation", "player", "action_mask")
-        )
+        width = sum(math.prod(self.native[k][1]) for k in ("observation", "player", "action_mask"))
         self.encoder = nn.Sequential(
             layer_init(nn.Linear(width, hidden_size)),
             nn.ReLU(),

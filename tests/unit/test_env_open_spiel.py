@@ -229,3 +229,22 @@ def test_play_against_random_reports_the_learners_results():
         env.close()
     assert rates["loss"] == 0.0 and rates["win"] >= 0.7  # perfect play never loses and mostly wins
     assert sum(rates.values()) == pytest.approx(1.0)
+
+
+def test_the_trainer_never_sends_an_illegal_action_in_10k_steps():
+    """puffer train's rollout (collect) on envs that raise on any action their mask forbids."""
+    from pufferlib.train import config
+    from pufferlib.train.ppo import Runner, collect, make_policy, make_vecenv
+
+    binding = environments.get("open_spiel/tic_tac_toe")
+    cfg = config.load(binding.name, {"vec.num_envs": 64, "train.num_steps": 32, "env.illegal": "raise"})
+    torch.manual_seed(0)
+    vecenv = make_vecenv(binding, cfg)
+    try:
+        run = Runner.create(vecenv, make_policy(binding, vecenv.driver_env, cfg), cfg, "cpu")
+        vecenv.async_reset(0)
+        while run.steps < 20_000:  # agent rows: two per game step
+            collect(run)
+    finally:
+        vecenv.close()
+    assert run.episodes > 1000
