@@ -120,7 +120,7 @@ def _binding(bsuite_id: str) -> Binding:
         extra="bsuite",
         policy=Policy,
         requires=("bsuite", "dm_env"),
-        smoke=SmokeSpec(steps=256, seconds=30.0),
+        smoke=SmokeSpec(steps=256, seconds=90.0),
         description=f"bsuite {bsuite_id} (dm_env behind a gymnasium adapter)",
     )
 

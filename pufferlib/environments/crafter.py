@@ -125,7 +125,7 @@ def _binding(name: str) -> Binding:
         extra="crafter",
         policy=Policy,
         requires=("crafter",),
-        smoke=SmokeSpec(steps=128, seconds=60.0),
+        smoke=SmokeSpec(steps=64, seconds=180.0),
         description="Crafter 64x64x3 image, 17 actions, achievements in infos"
         + ("" if ENVS[name] else "; reward 0 (unsupervised)"),
     )

@@ -155,7 +155,7 @@ def _binding(game: str) -> Binding:
         extra="griddly",
         policy=Policy,
         requires=("griddly",),
-        smoke=SmokeSpec(steps=256, seconds=30.0),
+        smoke=SmokeSpec(steps=256, seconds=90.0),
         description=f"Griddly {GAMES[game]} (vector observer: one channel per object, channels first)",
     )
 

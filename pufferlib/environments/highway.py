@@ -100,7 +100,7 @@ def _binding(name: str) -> Binding:
         extra="highway",
         policy=Policy,
         requires=("highway_env",),
-        smoke=SmokeSpec(steps=48, seconds=90.0),
+        smoke=SmokeSpec(steps=16 if name.startswith("intersection") else 48, seconds=180.0),  # ~5 steps/s
         description=f"highway-env {name}: kinematics observations{goal}",
     )
 

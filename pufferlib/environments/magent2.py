@@ -161,7 +161,7 @@ def _binding(name: str) -> Binding:
         policy=Policy,
         multiagent=True,
         requires=("magent2",),
-        smoke=SmokeSpec(steps=64, seconds=90.0),
+        smoke=SmokeSpec(steps=64, seconds=180.0),
         description=ENVS[name],
     )
 

@@ -431,7 +431,7 @@ def _binding(game: str) -> Binding:
         policy=Policy,
         multiagent=True,
         requires=("pyspiel",),
-        smoke=SmokeSpec(steps=256, seconds=60.0),
+        smoke=SmokeSpec(steps=256, seconds=120.0),
         description=DESCRIPTIONS.get(game, f"OpenSpiel {game}")
         + "; legal-action mask in the observation, PASS for waiting players",
     )

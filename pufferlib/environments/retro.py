@@ -217,7 +217,7 @@ def _binding(game: str) -> Binding:
         extra="retro",
         policy=Policy,
         requires=("stable_retro",),
-        smoke=SmokeSpec(steps=128, seconds=60.0),
+        smoke=SmokeSpec(steps=128, seconds=120.0),
         description=f"stable-retro {game} (every 2nd pixel, discrete button combinations, frame skip 4)"
         + ("" if game in SHIPPED else f"; needs its ROM: {IMPORT_HINT}"),
     )

@@ -177,7 +177,7 @@ def _binding(scenario: str) -> Binding:
         extra="vizdoom",
         policy=Policy,
         requires=("vizdoom",),
-        smoke=SmokeSpec(steps=256, seconds=60.0),
+        smoke=SmokeSpec(steps=256, seconds=120.0),
         description=f"ViZDoom {scenario} (grey 60x80 screen + game variables, frame skip 4, headless)",
     )
 
