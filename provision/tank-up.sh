@@ -61,9 +61,12 @@ run() {
   fi
 }
 
+# --variant auto, by the host tooling's rule (puffertank matrix, the dev container): cuda where Docker has the
+# NVIDIA runtime. A runtime over a broken driver still means cuda, so the matrix's gpu check reports it
+# instead of a quiet switch to cpu. `puffertank build` has no "auto" yet: when it does, pass it through.
 detect_variant() {
   [ "$VARIANT" != auto ] && return 0
-  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && nvidia-smi -L >/dev/null 2>&1; then
+  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"nvidia"'; then
     VARIANT=cuda
   else
     VARIANT=cpu
