@@ -23,16 +23,25 @@ import sys
 from pufferlib.environments import (
     atari,
     box2d,
+    bsuite,
     butterfly,
     classic_control,
+    craftax,
+    crafter,
     dm_control,
+    griddly,
+    highway,
+    magent2,
     metaworld,
     minigrid,
     minihack,
     mujoco,
     nethack,
     ocean,
+    open_spiel,
     procgen,
+    retro,
+    vizdoom,
 )
 from pufferlib.environments.registry import (
     PLUGIN_ERRORS,
@@ -59,6 +68,15 @@ FAMILIES = (
     mujoco,
     dm_control,
     metaworld,
+    vizdoom,
+    magent2,
+    open_spiel,
+    crafter,
+    craftax,
+    bsuite,
+    highway,
+    griddly,
+    retro,
 )
 
 

@@ -152,9 +152,12 @@ def get(name: str) -> Binding:
     if family in _CATALOGS and member in _CATALOGS[family][0]:
         return _catalogued(name)
     known = catalog()
-    matches = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+    short = name.rsplit("/", 1)[-1].lower()
+    # Registered bindings that contain the name come first (e.g. "cartpole" -> CartPole-v1 before
+    # the many catalogued bsuite/cartpole/<n> settings), then the closest spellings of any name.
+    registered = [n for n in sorted(_REGISTRY) if short and short in n.lower()]
+    matches = list(dict.fromkeys(registered + difflib.get_close_matches(name, known, n=5, cutoff=0.5)))[:5]
     if not matches:
-        short = name.rsplit("/", 1)[-1].lower()
         matches = [n for n in known if short and short in n.lower()][:5]
     hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
     failed = "".join(
