@@ -8,7 +8,8 @@ its legal actions (the observation's `action_mask`; any action where there is no
 
 A game is won when the policy's return is strictly the highest of all seats, drawn when it ties
 for the highest. Games are played on envs of their own (Serial, never the training envs), with the
-act step of training (act.Actor: masks, LSTM state), sampling unless `greedy`.
+act step of training (act.Actor: masks, LSTM state). The trainer's judge plays greedily (the
+policy's most likely move, as game-playing agents are evaluated); `play` can also sample.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pufferlib.environments as envs
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config, ConfigError
 
-PARALLEL = 16  # games played at once (one env each)
+PARALLEL = 32  # games played at once (one env each)
 
 
 def random_actions(space: spaces.Space, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -138,8 +139,8 @@ def _width(space: spaces.Space) -> int:
 
 class WinRate:
     """The solve metric `win_rate`: called after a rollout, plays `train.solve_window` games
-    against the random opponent and returns the win rate (the same value until the policy trains
-    on more steps)."""
+    greedily against the random opponent and returns the win rate (the same value until the
+    policy trains on more steps)."""
 
     def __init__(self, binding: envs.Binding, cfg: Config, agent: nn.Module, device: str, vecenv) -> None:
         self.binding, self.cfg, self.agent, self.device = binding, cfg, agent, device
@@ -163,6 +164,7 @@ class WinRate:
                     games=tc["solve_window"],
                     seed=tc["seed"] * 100_003 + self.evaluations,
                     normalizer=self.normalizer,
+                    greedy=True,
                 )
             self.last = (steps, self.detail["win"])
         return self.last[1]
