@@ -582,6 +582,7 @@ def progress(
         "solved_score": solved_score,
         "solved": solved,
         "score": run.score(),
+        "solve_metric": tc["solve_metric"],
         "losses": losses,
         "env_stats": {
             key: run.window_mean(key)

@@ -4,10 +4,12 @@ uniform play and an exact best response to the random opponent score what enumer
 of tic-tac-toe says they should."""
 
 import functools
+import io
 
 import pytest
 import torch
 from _strict import skip_or_fail
+from rich.console import Console
 from torch import nn
 
 import pufferlib.environments as envs
@@ -15,6 +17,7 @@ from pufferlib.frameworks.cleanrl import Policy
 from pufferlib.models import Default
 from pufferlib.pytorch import nativize_dtype, nativize_tensor
 from pufferlib.train import config, train, versus
+from pufferlib.train.dashboard import render
 from pufferlib.train.setup import torch_settings
 
 NAME = "open_spiel/tic_tac_toe"
@@ -36,9 +39,14 @@ def test_self_play_never_sends_an_illegal_move(binding):
     games per update, not 200: this test is about the rollouts)."""
     overrides = {"train.total_timesteps": 10_000, "train.stop_when_solved": False, "train.solve_window": 20}
     assert config.load(NAME, overrides)["env"]["illegal"] == "raise"
-    summary = train(NAME, overrides)
+    progress = []
+    summary = train(NAME, overrides, on_update=progress.append)
     assert summary["steps"] >= 10_000 and summary["stop_reason"] == "steps", summary
     assert summary["solve_metric"] == "win_rate" and 0 <= summary["score"] <= 1
+    # the dashboard shows the win rate, which is what "solved" is about here
+    console = Console(width=100, record=True, file=io.StringIO())
+    console.print(render(progress[-1]))
+    assert f"win rate  {progress[-1]['score']:.3f}" in console.export_text()
 
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
