@@ -2,7 +2,7 @@
 # Dev container initializeCommand (runs on the host, in the workspace folder): make sure the image named in
 # devcontainer.json exists. Picks the variant for this host, builds it with `puffertank build` when it is
 # missing (unchanged stages are reused), and tags it puffertank/devcontainer.
-#   PUFFERTANK_VARIANT=cpu|cuda          force a variant (default: cuda when Docker has the NVIDIA runtime)
+#   PUFFERTANK_VARIANT=cpu|cuda          force a variant (default: cuda when an NVIDIA GPU is present)
 #   PUFFERTANK_DEVCONTAINER_IMAGE=IMG    use IMG as it is (devcontainer.json reads the same variable)
 set -euo pipefail
 
@@ -24,7 +24,8 @@ fi
 
 variant=${PUFFERTANK_VARIANT:-auto}
 if [[ $variant == auto ]]; then
-	if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"nvidia"'; then variant=cuda; else variant=cpu; fi
+	# The host tooling's one rule (cuda when an NVIDIA GPU is on the PCI bus); standard library only.
+	variant=$(python3 pufferlib/tank/variant.py)
 fi
 [[ $variant == cpu || $variant == cuda ]] || die "PUFFERTANK_VARIANT must be cpu or cuda (got '$variant')"
 image=puffertank/lib:$variant

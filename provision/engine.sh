@@ -6,7 +6,9 @@
 # without systemd (a CI runner, a container) it installs Debian's docker.io and starts dockerd itself.
 
 ENGINE_STARTED_PID=""
-ENGINE_LOG="${ENGINE_LOG:-/tmp/puffertank-dockerd.log}"
+# dockerd runs as root, so its log goes where only root can make files: a fixed name in a world-writable
+# folder like /tmp could be a symlink planted by another user, and root would write through it.
+ENGINE_LOG="${ENGINE_LOG:-/var/log/puffertank-dockerd.log}"
 
 engine_say() { printf '\033[1m[engine]\033[0m %s\n' "$*" >&2; }
 
@@ -48,6 +50,7 @@ engine_ensure() {
   else
     [ "$(id -u)" -eq 0 ] || { engine_say "the Docker engine is not running; start it: sudo dockerd &"; return 1; }
     engine_say "starting dockerd (log: $ENGINE_LOG)"
+    mkdir -p "$(dirname "$ENGINE_LOG")"
     setsid dockerd >"$ENGINE_LOG" 2>&1 &
     ENGINE_STARTED_PID=$!
   fi

@@ -7,7 +7,7 @@
 #
 # Takes a bare Debian 12 box with an NVIDIA GPU to a working `docker run --gpus all puffertank/lib:cuda`.
 # Every step looks before it acts, so the script is safe to re-run: a second run reports "Nothing changed".
-# provision/README.md explains the choices (driver source, Secure Boot, the CUDA 13 / driver 580 rule).
+# provision/README.md explains the choices (driver source, Secure Boot, the image's CUDA vs the driver).
 
 set -Eeuo pipefail
 
@@ -17,14 +17,28 @@ readonly SOURCES_DIR=/etc/apt/sources.list.d
 readonly NONFREE_LIST=$SOURCES_DIR/puffertank-debian-nonfree.list
 readonly DOCKER_LIST=$SOURCES_DIR/docker.list
 readonly TOOLKIT_LIST=$SOURCES_DIR/nvidia-container-toolkit.list
+readonly CUDA_LIST=$SOURCES_DIR/puffertank-cuda.list
 readonly TAILSCALE_LIST=$SOURCES_DIR/tailscale.list
 readonly CUDA_REPO=https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64
+# A cuda-keyring package installed earlier (NVIDIA's way to add the repository) brings its own key and source.
+readonly CUDA_KEYRING_PKG_KEY=/usr/share/keyrings/cuda-archive-keyring.gpg
+# The repository signing keys, pinned: a fetched key (or one already on disk) must be exactly this key, or
+# the run stops naming both fingerprints. Sources: Docker's install docs (docs.docker.com/engine/install/
+# debian); NVIDIA's cuda-repo-management SIGNATURES.md (the CUDA repository's 3bf863cc key); NVIDIA's
+# libnvidia-container key as apt and install guides report it; Tailscale's package key as apt reports it.
+# A vendor's key rotation is a deliberate edit here, after checking the new fingerprint with the vendor.
+readonly DOCKER_KEY_FPR=9DC858229FC7DD38854AE2D88D81803C0EBFCD88
+readonly CUDA_REPO_KEY_FPR=EB693B3035CD5710E231E123A4B469963BF863CC
+readonly TOOLKIT_KEY_FPR=C95B321B61E88C1809C4F759DDCAE044F796ECB0
+readonly TAILSCALE_KEY_FPR=2596A99EAAB33821893C0A79458CA832957F5868
 readonly DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 readonly VENV_DIR=/opt/puffertank/venv
-# PyPI's torch (the default in the cuda image) is built for CUDA 13, which needs an NVIDIA driver >= 580.
-readonly DEFAULT_IMAGE_CUDA=13.0
-# Debian 12's non-free nvidia-driver is the 535 branch: CUDA 12.2 (12.x through minor-version compat).
-readonly DEBIAN_DRIVER_BRANCH=535
+# The CUDA facts (the image's CUDA per torch version, the driver each CUDA needs, the driver branches) live
+# in docker/cuda.toml, which the host tooling reads too; the torch version in the base layer's constraints.
+CHECKOUT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly CHECKOUT_DIR
+readonly CUDA_FACTS_FILE=$CHECKOUT_DIR/docker/cuda.toml
+readonly BASE_CONSTRAINTS=$CHECKOUT_DIR/docker/constraints/base.txt
 
 # ---- options (see usage) ---------------------------------------------------------------------------------
 DRY_RUN=0
@@ -32,7 +46,7 @@ VERBOSE=0
 ONLY=()
 SKIP=()
 DRIVER_SOURCE=cuda        # cuda | debian | none
-DRIVER_BRANCH=580         # cuda source: a branch (580), an exact version (580.95.05) or "latest"
+DRIVER_BRANCH=""          # cuda source: a branch, an exact version or "latest" (default: cuda.toml's)
 DRIVER_FLAVOR=open        # cuda source: open | proprietary kernel modules
 DOCKER_SOURCE=docker      # docker (Docker's repository) | debian (docker.io)
 DOCKER_VERSION=""
@@ -46,7 +60,6 @@ VARIANT=auto              # cuda when an NVIDIA GPU is on the PCI bus, else cpu
 TORCH_INDEX=""
 IMAGE_LOAD=""
 REPO_DIR=""
-CUDA_KEYRING_VERSION=1.1-1
 LOG_FILE=/var/log/puffertank-setup.log
 
 # ---- run state -------------------------------------------------------------------------------------------
@@ -54,6 +67,7 @@ CURRENT_STEP=""
 STEP_ACTIONS=0
 TOTAL_ACTIONS=0
 APT_UPDATED=0
+APT_HEALED=0
 REBOOT_REQUIRED=0
 VERIFY_FAILED=0
 TMP_FILES=()
@@ -83,9 +97,11 @@ General:
   -h, --help                this help
 
 NVIDIA driver:
-  --driver cuda|debian|none NVIDIA's CUDA repository (default), Debian's non-free nvidia-driver (535,
-                            CUDA <= 12.2: needs --torch-index for a CUDA 12 torch), or leave it alone
-  --driver-branch B         cuda source: branch (580, default), exact version (580.95.05) or "latest"
+  --driver cuda|debian|none NVIDIA's CUDA repository (default), Debian's non-free nvidia-driver (branch
+                            $DEBIAN_BRANCH, CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH"): needs --torch-index for an older-CUDA torch),
+                            or leave it alone
+  --driver-branch B         cuda source: branch ($NVIDIA_DEFAULT_BRANCH, default), an exact version
+                            (BRANCH.MINOR.PATCH) or "latest"
   --driver-flavor F         cuda source: open (default; Turing and newer) or proprietary (older GPUs)
 Docker:
   --docker docker|debian    Docker's apt repository (default) or Debian's docker.io
@@ -99,7 +115,7 @@ Tailscale:
 User and image:
   --user NAME               user to add to the docker group (default: \$SUDO_USER)
   --variant auto|cuda|cpu   image variant to build (default: cuda when an NVIDIA GPU is present, else cpu)
-  --torch-index URL         torch index for the image build (e.g. https://download.pytorch.org/whl/cu126)
+  --torch-index URL         torch index for the image build (e.g. $CU12_TORCH_INDEX)
   --image-load FILE         load the image from a 'docker save' tarball instead of building it
   --repo DIR                PufferTank checkout to build from (default: the one holding this script)
 EOF
@@ -148,6 +164,16 @@ on_error() {
 cleanup() {
 	local f
 	for f in "${TMP_FILES[@]}"; do rm -rf -- "$f"; done
+}
+
+# Temporary files (one may hold the Tailscale auth key) go on every way out: an error, the end, Ctrl-C, a
+# kill, a dropped SSH session.
+install_traps() {
+	trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	trap 'exit 129' HUP
 }
 
 # ---- actions: everything that changes the host goes through these -----------------------------------------
@@ -220,14 +246,47 @@ ensure_absent() {
 	act rm -f -- "$path"
 }
 
-# Fetch a repository signing key into DEST (apt reads armored keys named *.asc and binary *.gpg as
-# they are). An existing key is kept: delete the file to fetch a rotated one.
+# The fingerprints of the primary keys in an OpenPGP key file (armored or binary), sorted, space-separated.
+key_fingerprints() {
+	local home
+	home=$(mktemp -d) # gpg gets a throwaway home: nothing is imported anywhere
+	GNUPGHOME=$home gpg --batch --quiet --with-colons --show-keys "$1" 2>/dev/null |
+		awk -F: '$1 == "pub" { want = 1; next } $1 == "fpr" && want { print $10; want = 0 }' | sort -u | paste -sd' ' -
+	rm -rf -- "$home"
+}
+
+ensure_gpg() {
+	command -v gpg >/dev/null 2>&1 && return 0
+	apt_install --no-recommends gnupg
+}
+
+# Stop unless FILE holds exactly the key with fingerprint EXPECTED. WHAT names the key's origin; FIX says
+# what to do about a mismatch.
+verify_key() {
+	local file=$1 expected=$2 what=$3 fix=$4 found
+	found=$(key_fingerprints "$file")
+	[[ $found == "$expected" ]] && return 0
+	die "signing key mismatch for $what: expected fingerprint $expected, found ${found:-no OpenPGP key}. $fix"
+}
+
+# Put the repository signing key from URL at DEST (apt reads armored keys named *.asc and binary *.gpg as
+# they are), checked against its pinned fingerprint FPR before it is installed. A key already at DEST is
+# checked too (a hand-placed key, or one an older run trusted on HTTPS alone): delete it to fetch again.
 ensure_keyring() {
-	local url=$1 dest=$2
-	[[ -s $dest ]] && return 0
+	local url=$1 dest=$2 fpr=$3
+	if [[ -s $dest ]]; then
+		if ((DRY_RUN)) && ! command -v gpg >/dev/null 2>&1; then
+			info "would check $dest against fingerprint $fpr (gpg is not installed yet)"
+			return 0
+		fi
+		ensure_gpg
+		verify_key "$dest" "$fpr" "$dest" \
+			"Fix: if the vendor rotated its key, check the new fingerprint with the vendor; else delete $dest and run this step again to fetch the vendor's key."
+		return 0
+	fi
 	note_action
 	if ((DRY_RUN)); then
-		info "would fetch $url -> $dest"
+		info "would fetch $url -> $dest (checked against fingerprint $fpr)"
 		return 0
 	fi
 	info "+ fetch $url -> $dest"
@@ -237,6 +296,9 @@ ensure_keyring() {
 	TMP_FILES+=("$tmp")
 	curl -fsSL --retry 3 --max-time 120 "$url" -o "$tmp" ||
 		die "could not download $url (network or proxy problem?); retry, or put the key at $dest yourself"
+	ensure_gpg
+	verify_key "$tmp" "$fpr" "$url" \
+		"Nothing was installed. A proxy or mirror may serve another key, or the vendor rotated it: check the fingerprint the vendor publishes before changing the pin in $0."
 	install -D -m 0644 "$tmp" "$dest"
 }
 
@@ -255,6 +317,20 @@ apt_update() {
 
 # After a sources change, the next install must see the new lists.
 apt_sources_changed() { APT_UPDATED=0; }
+
+# An apt run stopped midway (Ctrl-C, a dropped SSH session, a reboot) leaves packages unpacked but not
+# configured, and every later apt-get install fails with "dpkg was interrupted". Finish that first, once
+# per run; the packages it configures then count as installed.
+apt_heal() {
+	((APT_HEALED)) && return 0
+	APT_HEALED=1
+	# dpkg's journal of unfinished updates, or packages dpkg --audit finds half-installed.
+	if ! compgen -G '/var/lib/dpkg/updates/[0-9]*' >/dev/null && [[ -z $(dpkg --audit 2>/dev/null) ]]; then
+		return 0
+	fi
+	info "dpkg was interrupted earlier (half-installed packages): finishing that first"
+	act dpkg --configure -a
+}
 
 # PKG or PKG=VERSION is installed (at that version).
 pkg_installed() {
@@ -283,6 +359,7 @@ apt_install() {
 		extra=(--no-install-recommends)
 		shift
 	fi
+	apt_heal
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
@@ -298,6 +375,61 @@ pin() {
 	for p in "$@"; do
 		if [[ -n $version ]]; then printf '%s=%s\n' "$p" "$version"; else printf '%s\n' "$p"; fi
 	done
+}
+
+# ---- CUDA facts: docker/cuda.toml -------------------------------------------------------------------------
+declare -A CUDA_FACT=() # "table.key" -> value
+IMAGE_DEFAULT_CUDA=""   # the CUDA of the cuda image's default torch (PyPI's build of the pinned version)
+NVIDIA_DEFAULT_BRANCH=""
+DEBIAN_BRANCH=""
+CU12_TORCH_INDEX=""
+
+# Read docker/cuda.toml into CUDA_FACT. The file keeps to `"key" = "value"` lines under [table] headers so
+# that awk reads it here while the host tooling reads it with tomllib (tests/provision/test_cuda_facts.py
+# checks that both see the same values).
+load_cuda_facts() {
+	[[ -r $CUDA_FACTS_FILE ]] || die "cannot read $CUDA_FACTS_FILE, the CUDA facts this script needs. Fix: run setup-host.sh from a complete PufferTank checkout (git clone, then sudo provision/setup-host.sh)"
+	local table key value
+	while IFS=$'\t' read -r table key value; do
+		[[ $table == '!' ]] && die "$CUDA_FACTS_FILE line $key is not '\"key\" = \"value\"' under a [table]: $value"
+		CUDA_FACT[$table.$key]=$value
+	done < <(awk '
+		/^[[:space:]]*(#.*)?$/ { next }
+		/^[[:space:]]*\[[A-Za-z0-9_]+\][[:space:]]*$/ { t = $0; gsub(/[^A-Za-z0-9_]/, "", t); next }
+		t != "" && /^[[:space:]]*"[^"]+"[[:space:]]*=[[:space:]]*"[^"]*"[[:space:]]*(#.*)?$/ {
+			split($0, q, "\""); print t "\t" q[2] "\t" q[4]; next
+		}
+		{ print "!\t" NR "\t" $0 }
+	' "$CUDA_FACTS_FILE")
+	local torch
+	torch=$(sed -n 's/^torch==\([0-9][^[:space:];#]*\).*/\1/p' "$BASE_CONSTRAINTS" 2>/dev/null | head -n1)
+	[[ -n $torch ]] || die "$BASE_CONSTRAINTS pins no torch version (a line torch==X.Y.Z); the image's CUDA follows from it"
+	IMAGE_DEFAULT_CUDA=$(cuda_fact pypi_torch_cuda "$torch")
+	NVIDIA_DEFAULT_BRANCH=$(cuda_fact driver_branch nvidia_default)
+	DEBIAN_BRANCH=$(cuda_fact driver_branch debian)
+	CU12_TORCH_INDEX=$(cuda_fact torch_index cuda12)
+}
+
+# One value of docker/cuda.toml; a missing one stops the run naming the table and the key.
+cuda_fact() {
+	local table=$1 key=$2
+	local hint=VALUE
+	[[ $table == pypi_torch_cuda ]] && hint="the CUDA version PyPI's torch $key is built for"
+	[[ -n ${CUDA_FACT[$table.$key]:-} ]] ||
+		die "$CUDA_FACTS_FILE has no \"$key\" in [$table]. Fix: add the line \"$key\" = \"$hint\" under [$table]"
+	printf '%s\n' "${CUDA_FACT[$table.$key]}"
+}
+
+# The newest CUDA release that driver branch BRANCH supports fully (cuda.toml's [min_driver]), or "none".
+cuda_supported_by_branch() {
+	local branch=$1 key best=""
+	for key in "${!CUDA_FACT[@]}"; do
+		[[ $key == min_driver.* ]] || continue
+		local driver=${CUDA_FACT[$key]} cuda=${key#min_driver.}
+		((${driver%%.*} <= branch)) || continue
+		if [[ -z $best || $(printf '%s\n%s\n' "$best" "$cuda" | sort -V | tail -n1) == "$cuda" ]]; then best=$cuda; fi
+	done
+	printf '%s' "${best:-none}"
 }
 
 # ---- host facts --------------------------------------------------------------------------------------------
@@ -318,6 +450,16 @@ nvidia_gpus() {
 	return 0
 }
 
+# What --variant auto means: the host tooling's one rule (pufferlib/tank/variant.py, `puffertank variant`:
+# cuda when an NVIDIA GPU is on the PCI bus, else cpu). variant.py needs only the standard library, so it
+# runs from this checkout before the host venv exists. Only where python3 itself is missing (a minimal
+# Debian before the base-tools step installs it) the same PCI test is done here.
+auto_variant() {
+	if command -v python3 >/dev/null 2>&1; then
+		python3 "$CHECKOUT_DIR/pufferlib/tank/variant.py"
+	elif [[ -n $(nvidia_gpus) ]]; then echo cuda; else echo cpu; fi
+}
+
 secure_boot_state() {
 	local var=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
 	if [[ -r $var ]]; then
@@ -332,11 +474,11 @@ secure_boot_state() {
 
 loaded_driver_version() {
 	[[ -r /proc/driver/nvidia/version ]] || return 1
-	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.95.05  Release Build ..."
+	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  BRANCH.MINOR.PATCH  Release Build ..."
 	sed -nE 's/.*Kernel Module( for [^ ]+)? +([0-9]+\.[0-9]+(\.[0-9]+)?).*/\2/p' /proc/driver/nvidia/version | head -n1
 }
 
-# The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cu126 -> 12.6),
+# The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cuXYZ -> XY.Z),
 # else PyPI's default.
 image_cuda_version() {
 	if [[ $VARIANT == cpu ]]; then
@@ -346,29 +488,17 @@ image_cuda_version() {
 	elif [[ -n $TORCH_INDEX ]]; then
 		echo unknown
 	else
-		echo "$DEFAULT_IMAGE_CUDA"
+		echo "$IMAGE_DEFAULT_CUDA"
 	fi
 }
 
 # Oldest driver branch that runs CUDA MAJOR.MINOR at all ("floor": minor-version compatibility) and the
-# branch that supports it fully (from NVIDIA's CUDA release notes). Prints "FLOOR FULL".
+# branch that supports it fully, from cuda.toml. Prints "FLOOR FULL"; 0 where the file does not say.
 driver_needed_for_cuda() {
-	local cuda=$1
-	case $cuda in
-	13.*) echo "580 580" ;;
-	12.0) echo "525 525" ;;
-	12.1) echo "525 530" ;;
-	12.2) echo "525 535" ;;
-	12.3) echo "525 545" ;;
-	12.4) echo "525 550" ;;
-	12.5) echo "525 555" ;;
-	12.6) echo "525 560" ;;
-	12.8) echo "525 570" ;;
-	12.9) echo "525 575" ;;
-	12.*) echo "525 580" ;;
-	11.*) echo "450 520" ;;
-	*) echo "0 0" ;;
-	esac
+	local cuda=$1 floor full
+	floor=${CUDA_FACT[compat_floor.${cuda%%.*}]:-0}
+	full=${CUDA_FACT[min_driver.$cuda]:-0}
+	echo "${floor%%.*} ${full%%.*}"
 }
 
 # The driver branch this run will leave on the host (for the CUDA check), or empty when unknown.
@@ -378,7 +508,7 @@ planned_driver_branch() {
 		return 0
 	fi
 	case $DRIVER_SOURCE in
-	debian) echo "$DEBIAN_DRIVER_BRANCH" ;;
+	debian) echo "$DEBIAN_BRANCH" ;;
 	cuda) [[ $DRIVER_BRANCH =~ ^([0-9]+) ]] && echo "${BASH_REMATCH[1]}" ;;
 	esac
 	return 0
@@ -432,12 +562,10 @@ validate_options() {
 	[[ $DRIVER_SOURCE =~ ^(cuda|debian|none)$ ]] || die "--driver must be cuda, debian or none (got '$DRIVER_SOURCE')"
 	[[ $DRIVER_FLAVOR =~ ^(open|proprietary)$ ]] || die "--driver-flavor must be open or proprietary (got '$DRIVER_FLAVOR')"
 	[[ $DRIVER_BRANCH =~ ^(latest|[0-9]{3}(\.[0-9]+){0,2})$ ]] ||
-		die "--driver-branch must be a branch like 580, a version like 580.95.05, or 'latest' (got '$DRIVER_BRANCH')"
+		die "--driver-branch must be a branch like $NVIDIA_DEFAULT_BRANCH, an exact version like $NVIDIA_DEFAULT_BRANCH.MINOR.PATCH, or 'latest' (got '$DRIVER_BRANCH')"
 	[[ $DOCKER_SOURCE =~ ^(docker|debian)$ ]] || die "--docker must be docker or debian (got '$DOCKER_SOURCE')"
 	[[ $VARIANT =~ ^(auto|cuda|cpu)$ ]] || die "--variant must be auto, cuda or cpu (got '$VARIANT')"
-	if [[ $VARIANT == auto ]]; then
-		if [[ -n $(nvidia_gpus) ]]; then VARIANT=cuda; else VARIANT=cpu; fi
-	fi
+	[[ $VARIANT == auto ]] && VARIANT=$(auto_variant)
 	if [[ -n $TAILSCALE_TAGS ]]; then
 		local tag
 		IFS=, read -ra tags <<<"$TAILSCALE_TAGS"
@@ -458,7 +586,7 @@ validate_options() {
 	check_driver_matches_image
 }
 
-# The image's torch and the host driver must agree: CUDA 13 needs driver >= 580, and Debian 12 ships 535.
+# The image's torch and the host driver must agree (cuda.toml: the driver each CUDA release needs).
 check_driver_matches_image() {
 	step_enabled image || return 0
 	[[ $VARIANT == cuda && -z $IMAGE_LOAD ]] || return 0
@@ -467,10 +595,16 @@ check_driver_matches_image() {
 	branch=$(planned_driver_branch)
 	[[ -n $branch && $cuda != unknown ]] || return 0
 	read -r floor full < <(driver_needed_for_cuda "$cuda")
-	if ((branch < floor)); then
-		die "driver/CUDA mismatch: the image's torch is built for CUDA $cuda, which needs NVIDIA driver >= $floor, but this plan leaves driver $branch on the host$([[ $DRIVER_SOURCE == debian ]] && echo " (Debian 12's non-free nvidia-driver is $DEBIAN_DRIVER_BRANCH: CUDA <= 12.2)"). Fix: use --driver cuda (NVIDIA's repository, branch >= $floor), or build a CUDA 12 torch with --torch-index https://download.pytorch.org/whl/cu126 (or cu121), or --skip image."
+	if ((floor == 0)); then
+		say "note: $CUDA_FACTS_FILE does not know CUDA $cuda; cannot tell whether driver $branch runs the image."
+		return 0
 	fi
-	if ((branch < full)); then
+	if ((branch < floor)); then
+		die "driver/CUDA mismatch: the image's torch is built for CUDA $cuda, which needs NVIDIA driver >= $floor, but this plan leaves driver $branch on the host$([[ $DRIVER_SOURCE == debian ]] && echo " (Debian 12's non-free nvidia-driver is $DEBIAN_BRANCH: CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH"))"). Fix: use --driver cuda (NVIDIA's repository, branch >= $floor), or build an older-CUDA torch with --torch-index $CU12_TORCH_INDEX, or --skip image."
+	fi
+	if ((full == 0)); then
+		say "note: driver $branch runs the image's CUDA $cuda build through CUDA minor-version compatibility ($CUDA_FACTS_FILE names no driver with full support); PTX JIT of newer kernels may fail."
+	elif ((branch < full)); then
 		say "note: driver $branch runs the image's CUDA $cuda build through CUDA minor-version compatibility (full support from $full); PTX JIT of newer kernels may fail."
 	fi
 }
@@ -518,31 +652,40 @@ driver_debian() {
 $lines"
 		((STEP_ACTIONS)) && apt_sources_changed
 	fi
-	warn "Debian 12's nvidia-driver is the $DEBIAN_DRIVER_BRANCH branch (CUDA <= 12.2): it cannot run the default cuda image (PyPI torch for CUDA 13 needs driver >= 580). Build the image with --torch-index https://download.pytorch.org/whl/cu126, or use --driver cuda."
+	local floor full
+	read -r floor full < <(driver_needed_for_cuda "$IMAGE_DEFAULT_CUDA")
+	warn "Debian 12's nvidia-driver is the $DEBIAN_BRANCH branch (CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH")): it cannot run the default cuda image (PyPI torch for CUDA $IMAGE_DEFAULT_CUDA needs driver >= $floor). Build the image with --torch-index $CU12_TORCH_INDEX, or use --driver cuda."
 	# A compute box: no recommends (nvidia-settings and the desktop pieces), but what CUDA and the container
 	# toolkit need. Desktops add: apt-get install nvidia-settings.
 	driver_install --no-recommends nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1 nvidia-persistenced
 }
 
-driver_cuda() {
-	if ! pkg_installed cuda-keyring; then
-		note_action
-		if ((DRY_RUN)); then
-			info "would fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb and dpkg -i it (keyring + signed-by source for $CUDA_REPO)"
-		else
-			local deb
-			deb=$(mktemp --suffix=.deb)
-			TMP_FILES+=("$deb")
-			info "+ fetch $CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb"
-			curl -fsSL --retry 3 --max-time 120 "$CUDA_REPO/cuda-keyring_${CUDA_KEYRING_VERSION}_all.deb" -o "$deb" ||
-				die "could not download NVIDIA's cuda-keyring package from $CUDA_REPO; check the network"
-			act dpkg -i "$deb"
+# NVIDIA's CUDA repository: its signing key (checked against the pinned fingerprint) and a signed-by source.
+# Not NVIDIA's cuda-keyring .deb: that is a package run as root before anything has checked it, and its
+# sha256 is not published where this script could pin it. A host that already has cuda-keyring keeps its
+# key and source (two sources for one repository would conflict), with the key checked all the same.
+cuda_repo_source() {
+	if pkg_installed cuda-keyring; then
+		if ((DRY_RUN)) && ! command -v gpg >/dev/null 2>&1; then
+			info "would check $CUDA_KEYRING_PKG_KEY (from cuda-keyring) against fingerprint $CUDA_REPO_KEY_FPR"
+			return 0
 		fi
-		apt_sources_changed
+		ensure_gpg
+		verify_key "$CUDA_KEYRING_PKG_KEY" "$CUDA_REPO_KEY_FPR" "$CUDA_KEYRING_PKG_KEY (installed by cuda-keyring)" \
+			"Fix: sudo apt-get purge cuda-keyring, then run this step again: it adds NVIDIA's repository with the pinned key."
+		return 0
 	fi
+	local before=$STEP_ACTIONS
+	ensure_keyring "$CUDA_REPO/3bf863cc.pub" "$KEYRING_DIR/cuda-archive-keyring.asc" "$CUDA_REPO_KEY_FPR"
+	ensure_file "$CUDA_LIST" 0644 "deb [signed-by=$KEYRING_DIR/cuda-archive-keyring.asc] $CUDA_REPO/ /"
+	((STEP_ACTIONS == before)) || apt_sources_changed
+}
+
+driver_cuda() {
+	cuda_repo_source
 	local pkgs=()
 	if [[ $DRIVER_BRANCH != latest ]]; then
-		# NVIDIA's pinning package holds the driver to a branch (580) or an exact version (580.95.05).
+		# NVIDIA's pinning package holds the driver to a branch or an exact version (BRANCH.MINOR.PATCH).
 		pkgs+=("nvidia-driver-pinning-$DRIVER_BRANCH")
 	fi
 	if [[ $DRIVER_FLAVOR == open ]]; then pkgs+=(nvidia-open); else pkgs+=(cuda-drivers); fi
@@ -562,6 +705,7 @@ driver_install() {
 		extra=(--no-install-recommends)
 		shift
 	fi
+	apt_heal
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
@@ -615,7 +759,7 @@ step_docker() {
 		warn "Docker is already installed as $other; keeping it. To switch, remove it (apt-get purge) and run this step again."
 	else
 		if [[ $DOCKER_SOURCE == docker ]]; then
-			ensure_keyring https://download.docker.com/linux/debian/gpg "$KEYRING_DIR/docker.asc"
+			ensure_keyring https://download.docker.com/linux/debian/gpg "$KEYRING_DIR/docker.asc" "$DOCKER_KEY_FPR"
 			ensure_file "$DOCKER_LIST" 0644 \
 				"deb [arch=amd64 signed-by=$KEYRING_DIR/docker.asc] https://download.docker.com/linux/debian bookworm stable"
 			((STEP_ACTIONS)) && apt_sources_changed
@@ -651,7 +795,8 @@ restart_service() {
 }
 
 step_nvidia_toolkit() {
-	ensure_keyring https://nvidia.github.io/libnvidia-container/gpgkey "$KEYRING_DIR/nvidia-container-toolkit.asc"
+	ensure_keyring https://nvidia.github.io/libnvidia-container/gpgkey "$KEYRING_DIR/nvidia-container-toolkit.asc" \
+		"$TOOLKIT_KEY_FPR"
 	# Stable channel only; apt expands $(ARCH).
 	# shellcheck disable=SC2016
 	ensure_file "$TOOLKIT_LIST" 0644 \
@@ -661,34 +806,28 @@ step_nvidia_toolkit() {
 	mapfile -t pkgs < <(pin "$TOOLKIT_VERSION" nvidia-container-toolkit nvidia-container-toolkit-base \
 		libnvidia-container-tools libnvidia-container1)
 	apt_install "${pkgs[@]}"
+	toolkit_configure_docker
+}
+
+# The runtimes the running engine reports (JSON), empty when it does not answer.
+docker_runtimes() { docker info --format '{{json .Runtimes}}' 2>/dev/null || true; }
+
+# Give Docker the nvidia runtime. Decided from the runtimes the running engine reports, not from
+# daemon.json: a run stopped between `nvidia-ctk runtime configure` and the restart leaves daemon.json
+# naming the runtime and the engine without it, and a daemon.json test would skip this on every re-run.
+toolkit_configure_docker() {
+	[[ $(docker_runtimes) == *'"nvidia"'* ]] && return 0
 	if [[ -f /etc/docker/daemon.json ]] && grep -q '"nvidia"' /etc/docker/daemon.json; then
-		return 0
+		info "daemon.json names the nvidia runtime but the running engine does not have it (an earlier run stopped before restarting Docker?): restarting Docker"
+	else
+		act nvidia-ctk runtime configure --runtime=docker
 	fi
-	act nvidia-ctk runtime configure --runtime=docker
 	restart_service docker
 }
 
-# A file holding the auth key, for `tailscale up --auth-key=file:...` (the key never reaches argv or output).
-tailscale_key_file() {
-	if [[ -n $TAILSCALE_AUTHKEY_FILE ]]; then
-		printf '%s' "$TAILSCALE_AUTHKEY_FILE"
-		return 0
-	fi
-	[[ -n ${TS_AUTHKEY:-} ]] || return 0
-	if ((DRY_RUN)); then
-		printf '%s' /tmp/tmp.XXXXXXXXXX # what mktemp would make
-		return 0
-	fi
-	local tmp
-	tmp=$(mktemp)
-	TMP_FILES+=("$tmp")
-	chmod 600 "$tmp"
-	printf '%s' "$TS_AUTHKEY" >"$tmp"
-	printf '%s' "$tmp"
-}
-
 step_tailscale() {
-	ensure_keyring https://pkgs.tailscale.com/stable/debian/bookworm.noarmor.gpg "$KEYRING_DIR/tailscale.gpg"
+	ensure_keyring https://pkgs.tailscale.com/stable/debian/bookworm.noarmor.gpg "$KEYRING_DIR/tailscale.gpg" \
+		"$TAILSCALE_KEY_FPR"
 	ensure_file "$TAILSCALE_LIST" 0644 \
 		"deb [signed-by=$KEYRING_DIR/tailscale.gpg] https://pkgs.tailscale.com/stable/debian bookworm main"
 	((STEP_ACTIONS)) && apt_sources_changed
@@ -696,22 +835,40 @@ step_tailscale() {
 	mapfile -t pkgs < <(pin "$TAILSCALE_VERSION" tailscale)
 	apt_install "${pkgs[@]}"
 	ensure_service tailscaled
+	tailscale_login
+}
+
+# `tailscale up --ssh` with the auth key from --tailscale-authkey-file or $TS_AUTHKEY. The key never reaches
+# argv or output: tailscale reads it from a file (`--auth-key=file:PATH`). For $TS_AUTHKEY that file is a
+# mode-600 temporary one, made here in the main shell (not in a $(...) subshell, whose clean-up registration
+# would be lost) and deleted right after `tailscale up`; the EXIT trap deletes it on every other way out.
+tailscale_login() {
 	if ((!DRY_RUN)) && tailscale status >/dev/null 2>&1; then
 		info "tailscale is up: $(tailscale ip -4 2>/dev/null | head -n1)"
 		return 0
 	fi
-	local keyfile args
-	keyfile=$(tailscale_key_file)
-	args=(--ssh)
+	local args=(--ssh)
 	[[ -n $TAILSCALE_TAGS ]] && args+=("--advertise-tags=$TAILSCALE_TAGS")
 	[[ -n $TAILSCALE_HOSTNAME ]] && args+=("--hostname=$TAILSCALE_HOSTNAME")
 	[[ -n $TARGET_USER ]] && args+=("--operator=$TARGET_USER")
-	[[ -z $TAILSCALE_AUTHKEY_FILE && -n $keyfile ]] && info "the auth key from \$TS_AUTHKEY goes through a mode-600 temporary file"
+	local keyfile=$TAILSCALE_AUTHKEY_FILE made=""
+	if [[ -z $keyfile && -n ${TS_AUTHKEY:-} ]]; then
+		info "the auth key from \$TS_AUTHKEY goes through a mode-600 temporary file, deleted after use"
+		if ((DRY_RUN)); then
+			keyfile=/tmp/tmp.XXXXXXXXXX # what mktemp would make
+		else
+			made=$(mktemp) # mode 600 from the start: the key is never readable by others
+			TMP_FILES+=("$made")
+			printf '%s' "$TS_AUTHKEY" >"$made"
+			keyfile=$made
+		fi
+	fi
 	if [[ -z $keyfile ]]; then
 		warn "no auth key (--tailscale-authkey-file FILE or TS_AUTHKEY): log in yourself with: sudo tailscale up $(show_cmd "${args[@]}")"
 		return 0
 	fi
 	act tailscale up "--auth-key=file:$keyfile" "${args[@]}" --timeout=120s
+	[[ -z $made ]] || rm -f -- "$made"
 }
 
 step_docker_group() {
@@ -798,18 +955,73 @@ report() {
 	return 0
 }
 
+# The host checks come from `puffertank doctor` once the host tooling is installed (the image step puts it
+# in $VENV_DIR): one set of checks for setup and for later. The built-in bash checks are for a host
+# without it yet (or with a broken install). Setup adds what doctor cannot know: the OS, the image's torch
+# seeing the GPU, and the user it set up.
 step_verify() {
-	local image=puffertank/lib:$VARIANT gpu_args=()
-	local probe=(docker run --rm --label puffertank.verify=1)
+	local doctor=$VENV_DIR/bin/puffertank
 	if ((DRY_RUN)); then
-		info "would check: OS, NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, $image, Tailscale, docker group"
-		if [[ $VARIANT == cuda ]]; then
-			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" nvidia-smi -L)"
-			info "would run: $(show_cmd "${probe[@]}" --gpus all "$image" python -c 'import torch; assert torch.cuda.is_available()')"
+		if [[ -x $doctor ]]; then
+			info "would run: $(show_cmd "$doctor" doctor --json) and report its checks"
+		else
+			info "would check (no host tooling in $VENV_DIR yet): NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, puffertank/lib:$VARIANT, Tailscale"
+			[[ $VARIANT == cuda ]] && info "would run: docker run --rm --gpus all puffertank/lib:cuda nvidia-smi -L"
 		fi
+		verify_torch_cuda
 		return 0
 	fi
 	report PASS os "$(os_field PRETTY_NAME), kernel $(uname -r)"
+	if [[ -x $doctor ]] && verify_with_doctor "$doctor"; then
+		:
+	else
+		verify_without_tooling
+	fi
+	verify_torch_cuda
+	verify_docker_group
+	say ""
+	local line
+	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
+	[[ -x $doctor ]] && info "Again later: puffertank doctor"
+	return 0
+}
+
+# doctor's JSON ({"checks": [{"name", "status", "detail", "fix"}, ...]}) as tab-separated lines.
+# shellcheck disable=SC2016  # Python source
+readonly DOCTOR_JSON_TO_LINES='
+import json, sys
+checks = json.load(sys.stdin)["checks"]
+for c in checks:
+    fields = (c["status"].upper(), c["name"], c["detail"], c.get("fix") or "")
+    print("\t".join(" ".join(str(f).split()) for f in fields))
+'
+
+# Report doctor's checks; false (so the bash checks run instead) when it gives no readable report.
+verify_with_doctor() {
+	local doctor=$1 json rc=0 lines
+	log "+ $doctor doctor --json"
+	json=$(timeout 900 "$doctor" doctor --json 2>>"$LOG_FILE") || rc=$?
+	if ((rc > 1)) || ! lines=$(printf '%s' "$json" | "$VENV_DIR/bin/python" -c "$DOCTOR_JSON_TO_LINES" 2>>"$LOG_FILE") ||
+		[[ -z $lines ]]; then
+		warn "puffertank doctor --json gave no report (exit $rc; see $LOG_FILE): using the built-in checks. Fix: sudo $0 --only image (reinstalls the host tooling after: rm -rf $VENV_DIR)"
+		return 1
+	fi
+	local status name detail fix
+	while IFS=$'\t' read -r status name detail fix; do
+		# Before the reboot a new driver needs, the GPU checks cannot pass yet: that is expected.
+		if ((REBOOT_REQUIRED)) && [[ $status == FAIL && $name =~ ^(nvidia|gpu|driver) ]]; then
+			status=WARN
+			fix="reboot (the new driver loads then), then: sudo $0 --only verify"
+		fi
+		report "$status" "$name" "$detail" "$fix"
+	done <<<"$lines"
+	return 0
+}
+
+# The host checks in bash, for a host without the host tooling (`puffertank doctor`) yet.
+verify_without_tooling() {
+	local image=puffertank/lib:$VARIANT gpu_args=()
+	local probe=(docker run --rm --label puffertank.verify=1)
 	local sb driver
 	sb=$(secure_boot_state)
 	driver=$(loaded_driver_version || true)
@@ -855,7 +1067,7 @@ step_verify() {
 				read -r floor full < <(driver_needed_for_cuda "$cuda")
 				if ((${driver%%.*} < floor)); then
 					report FAIL driver-vs-cuda "driver $driver < $floor needed by CUDA $cuda" \
-						"--driver cuda --driver-branch 580, or rebuild with --torch-index .../cu126"
+						"--driver cuda --driver-branch $NVIDIA_DEFAULT_BRANCH, or rebuild with --torch-index $CU12_TORCH_INDEX"
 				elif ((${driver%%.*} < full)); then
 					report WARN driver-vs-cuda "driver $driver runs CUDA $cuda via minor-version compatibility"
 				else
@@ -869,12 +1081,6 @@ step_verify() {
 				else
 					report FAIL gpu-in-container "$(tail -n1 <<<"$out")" "check the driver and: nvidia-ctk runtime configure --runtime=docker"
 				fi
-				if out=$(timeout 300 "${probe[@]}" "${gpu_args[@]}" "$image" python -c \
-					'import torch; assert torch.cuda.is_available(), "no CUDA"; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))' 2>&1); then
-					report PASS torch-cuda "$(tail -n1 <<<"$out")"
-				else
-					report FAIL torch-cuda "$(tail -n1 <<<"$out")" "driver too old for the image's CUDA? see driver-vs-cuda"
-				fi
 			else
 				report WARN gpu-in-container "skipped (no NVIDIA runtime)"
 			fi
@@ -887,17 +1093,34 @@ step_verify() {
 	else
 		report WARN tailscale "installed, not logged in" "sudo tailscale up --ssh"
 	fi
-	if [[ -n $TARGET_USER && $TARGET_USER != root ]]; then
-		if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
-			report PASS docker-group "$TARGET_USER is in group docker"
-		else
-			report WARN docker-group "$TARGET_USER is not in group docker" "sudo $0 --only docker-group --user $TARGET_USER"
-		fi
+}
+
+# Setup's own end-to-end check: the image it built sees the GPU from torch (doctor checks the host).
+verify_torch_cuda() {
+	[[ $VARIANT == cuda ]] || return 0
+	local image=puffertank/lib:cuda out
+	local probe=(docker run --rm --label puffertank.verify=1 --gpus all "$image" python -c
+		'import torch; assert torch.cuda.is_available(), "no CUDA"; print("torch", torch.__version__, "CUDA", torch.version.cuda, torch.cuda.get_device_name(0))')
+	if ((DRY_RUN)); then
+		info "would run: $(show_cmd "${probe[@]}")"
+		return 0
 	fi
-	say ""
-	local line
-	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
-	info "More checks: puffertank doctor"
+	if [[ $(docker_runtimes) != *'"nvidia"'* ]] || ! docker image inspect "$image" >/dev/null 2>&1; then
+		report WARN torch-cuda "skipped (no NVIDIA runtime in Docker, or no $image)"
+	elif out=$(timeout 300 "${probe[@]}" 2>&1); then
+		report PASS torch-cuda "$(tail -n1 <<<"$out")"
+	else
+		report FAIL torch-cuda "$(tail -n1 <<<"$out")" "driver too old for the image's CUDA? see driver-vs-cuda"
+	fi
+}
+
+verify_docker_group() {
+	[[ -n $TARGET_USER && $TARGET_USER != root ]] || return 0
+	if id -nG "$TARGET_USER" | tr ' ' '\n' | grep -qx docker; then
+		report PASS docker-group "$TARGET_USER is in group docker"
+	else
+		report WARN docker-group "$TARGET_USER is not in group docker" "sudo $0 --only docker-group --user $TARGET_USER"
+	fi
 }
 
 # ---- main --------------------------------------------------------------------------------------------------
@@ -999,15 +1222,16 @@ parse_args() {
 }
 
 main() {
+	load_cuda_facts
 	parse_args "$@"
+	DRIVER_BRANCH=${DRIVER_BRANCH:-$NVIDIA_DEFAULT_BRANCH}
 	# Tailscale's conventional variable; accept the long spelling too. Children never see it.
 	TS_AUTHKEY=${TS_AUTHKEY:-${TAILSCALE_AUTHKEY:-}}
 	export -n TS_AUTHKEY TAILSCALE_AUTHKEY 2>/dev/null || true
 	check_os
 	check_root "$@"
 	validate_options
-	trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
-	trap cleanup EXIT
+	install_traps
 	if ((!DRY_RUN)); then
 		install -d -m 0755 "$(dirname "$LOG_FILE")"
 		log "setup-host.sh $(show_cmd "$@")"
@@ -1021,4 +1245,7 @@ main() {
 	return 0
 }
 
-main "$@"
+# Run when executed; when sourced (tests/provision call single steps' functions) only define them.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+fi

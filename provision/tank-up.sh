@@ -29,7 +29,7 @@ usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<USAGE
 Options:
-  --variant auto|cpu|cuda   image variant (default auto: cuda when the NVIDIA runtime is configured)
+  --variant auto|cpu|cuda   image variant (default auto: cuda when an NVIDIA GPU is present)
   --jobs N                  matrix containers at once (default 2)
   --report DIR              where the matrix writes matrix.json, junit.xml, matrix.html
   --base-image IMG          base OS image for the chain (passed to puffertank build)
@@ -61,14 +61,13 @@ run() {
   fi
 }
 
+# --variant auto: the host tooling's one rule (pufferlib/tank/variant.py: cuda when an NVIDIA GPU is on the
+# PCI bus, else cpu). A GPU whose driver or runtime is broken still means cuda, so doctor and the matrix's
+# gpu check report it instead of a quiet switch to cpu. variant.py needs only the standard library.
 detect_variant() {
   [ "$VARIANT" != auto ] && return 0
-  if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q nvidia && nvidia-smi -L >/dev/null 2>&1; then
-    VARIANT=cuda
-  else
-    VARIANT=cpu
-  fi
-  say "variant for this host: $VARIANT"
+  VARIANT=$(python3 "$REPO/pufferlib/tank/variant.py")
+  say "variant for this host: $(python3 "$REPO/pufferlib/tank/variant.py" --explain)"
 }
 
 install_host_tooling() {

@@ -267,11 +267,49 @@ class Smoke:
             raise AssertionError("not solved: " + detail)
         return detail, summary["sps"]
 
+    # Set by the host (puffertank matrix) when it asked for GPUs; the value says why ("the cuda variant").
+    GPU_REQUESTED_ENV = "PUFFERTANK_GPU_REQUESTED"
+
     def check_gpu(self) -> str:
+        """torch CUDA and a policy step on the GPU. Without a GPU this skips, unless the host requested
+        GPUs: then it fails, naming the driver and CUDA versions it found (the usual GPU failure is a driver
+        too old for the image's CUDA, and a skip would hide it)."""
+        import warnings
+
         import torch
 
-        if not torch.cuda.is_available():
-            raise Skip("no CUDA GPU visible to torch (torch.cuda.is_available() is False)")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            available = torch.cuda.is_available()
+        if not available:
+            found = []
+            if torch.version.cuda:
+                found.append(f"torch {torch.__version__} is built for CUDA {torch.version.cuda}")
+            else:
+                found.append(f"torch {torch.__version__} is a CPU-only build")
+            try:
+                with open("/proc/driver/nvidia/version") as f:
+                    found.append("NVIDIA driver: " + " ".join(f.readline().split()))
+            except OSError:
+                found.append("no NVIDIA driver loaded (no /proc/driver/nvidia/version)")
+            try:
+                driver_cuda = torch._C._cuda_getDriverVersion()  # 0 without a driver
+            except (AttributeError, RuntimeError):
+                driver_cuda = 0
+            if driver_cuda:
+                found.append(
+                    f"the driver supports CUDA up to {driver_cuda // 1000}.{driver_cuda % 1000 // 10}"
+                )
+            if not any(name.startswith("nvidia") and name[6:].isdigit() for name in os.listdir("/dev")):
+                found.append("no /dev/nvidia* device in this environment")
+            found += [
+                " ".join(str(w.message).split())[:300] for w in said if "cuda" in str(w.message).lower()
+            ]
+            situation = "; ".join(found)
+            requested = os.environ.get(self.GPU_REQUESTED_ENV)
+            if requested:
+                raise AssertionError(f"a GPU was requested ({requested}) but torch sees none: {situation}")
+            raise Skip(f"no CUDA GPU visible to torch: {situation}")
         _, action = self._policy("cuda")
         name = torch.cuda.get_device_name(0)
         return f"policy step on {name} (CUDA {torch.version.cuda}), actions {tuple(action.shape)}"

@@ -3,12 +3,13 @@
 Each check answers pass, warn or fail (or skip when an earlier failure makes it moot) with the fix. Only
 failures make the exit code non-zero: a laptop without a GPU is a fine host for the cpu variant, so missing
 GPU pieces are warnings there. Host side only: reads /proc, /sys and the Docker engine, never imports torch.
+The CUDA facts come from docker/cuda.toml (tank/cuda.py); `--json` is read by provision/setup-host.sh's
+verify step, so its shape is documented in docs/images.md and kept stable.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
 import os
@@ -22,33 +23,24 @@ from pathlib import Path
 
 import docker  # docker.errors comes with it
 
-from pufferlib.tank.docker_client import TankError, engine_address, find_build_cli, get_client
+from pufferlib.tank import cuda, variant
+from pufferlib.tank.build.buildkit import find_build_cli
+from pufferlib.tank.build.plan import ChainInputs, Parent, plan_chain
+from pufferlib.tank.build.resolve import torch_version
+from pufferlib.tank.containers import RunSpec, run_captured
+from pufferlib.tank.engine import engine_address, get_client
+from pufferlib.tank.errors import TankError
+from pufferlib.tank.names import CUDA_LABEL, DEBIAN_BASE, HASH_LABEL, NAMESPACE, STAGES, VARIANTS, image_ref
+from pufferlib.tank.source import find_source_tree
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 SETUP = "sudo provision/setup-host.sh"
-PROBE_LABELS = {"puffertank.managed": "1", "puffertank.purpose": "doctor"}
+PROBE_LABELS = {"puffertank.purpose": "doctor"}
 PROBE_TIMEOUT_S = 120
 GIB = 1024**3
 DISK_FAIL_GIB, DISK_WARN_GIB = 5, 25  # the cuda chain is ~8 GB of images plus ~3 GB of build cache
 SHM_WARN_GIB = 1  # containers sharing the host's IPC (--ipc=host) get the host's /dev/shm
-
-# Minimum Linux driver for each CUDA release (NVIDIA's CUDA release notes), and per major version the
-# floor that still runs it through minor-version compatibility (without PTX JIT of newer kernels).
-CUDA_MIN_DRIVER = {
-    "11.8": "520.61.05",
-    "12.0": "525.60.13",
-    "12.1": "530.30.02",
-    "12.2": "535.54.03",
-    "12.3": "545.23.06",
-    "12.4": "550.54.14",
-    "12.5": "555.42.02",
-    "12.6": "560.28.03",
-    "12.8": "570.26",
-    "12.9": "575.51.03",
-    "13.0": "580.65.06",
-}
-CUDA_COMPAT_FLOOR = {"11": "450.80.02", "12": "525.60.13", "13": "580.65.06"}
-PYPI_TORCH_CUDA = "13.0"  # what the default cuda image holds (PyPI's torch 2.13)
+JSON_SCHEMA = 1  # bump when a field of `doctor --json` changes meaning or goes away
 
 
 @dataclass
@@ -64,7 +56,7 @@ class Host:
     """Facts gathered once and shared by the checks."""
 
     client: docker.DockerClient | None = None
-    engine_error: str = ""
+    engine_error: TankError | None = None
     info: dict = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)  # PCI addresses of NVIDIA display/3D controllers
     driver: str | None = None  # the loaded kernel module's version
@@ -80,40 +72,37 @@ class Host:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    """'580.65.06' -> (580, 65, 6); junk after the numbers is ignored."""
-    match = re.match(r"\d+(\.\d+)*", version.strip())
-    if not match:
-        raise ValueError(f"not a version: {version!r}")
-    return tuple(int(part) for part in match.group(0).split("."))
-
-
-def driver_vs_cuda(driver: str, cuda: str) -> tuple[str, str]:
-    """(status, why) for running a build for CUDA `cuda` on NVIDIA driver `driver`."""
-    major = cuda.split(".")[0]
-    floor = CUDA_COMPAT_FLOOR.get(major)
-    full = CUDA_MIN_DRIVER.get(cuda)
+def driver_vs_cuda(driver: str, cuda_version: str, facts: cuda.CudaFacts) -> tuple[str, str]:
+    """(status, why) for running a build for CUDA `cuda_version` on NVIDIA driver `driver`."""
+    floor = facts.compat_floor.get(cuda_version.split(".")[0])
+    full = facts.min_driver.get(cuda_version)
     if floor is None:
         return (
             WARN,
-            f"CUDA {cuda} is newer than this check knows; cannot tell whether driver {driver} runs it",
+            f"CUDA {cuda_version} is newer than {facts.path.name} knows; cannot tell whether driver {driver} "
+            "runs it",
         )
-    have = version_tuple(driver)
-    if full is not None and have >= version_tuple(full):
-        return PASS, f"driver {driver} supports CUDA {cuda} (needs >= {full})"
-    if have >= version_tuple(floor):
+    have = cuda.version_tuple(driver)
+    if full is not None and have >= cuda.version_tuple(full):
+        return PASS, f"driver {driver} supports CUDA {cuda_version} (needs >= {full})"
+    if have >= cuda.version_tuple(floor):
         needs = f"full support from {full}" if full else "full support needs a newer driver"
         return WARN, (
-            f"driver {driver} runs CUDA {cuda} only through minor-version compatibility ({needs}); "
+            f"driver {driver} runs CUDA {cuda_version} only through minor-version compatibility ({needs}); "
             "kernels that need PTX JIT may fail"
         )
-    return FAIL, f"driver {driver} is too old for CUDA {cuda} (needs >= {full or floor})"
+    return FAIL, f"driver {driver} is too old for CUDA {cuda_version} (needs >= {full or floor})"
 
 
-def torch_index_for_driver(driver: str) -> str | None:
-    """A PyTorch CUDA wheel index this driver runs (CUDA 12.6: fully from 560, via compatibility from 525)."""
-    if version_tuple(driver) >= version_tuple(CUDA_COMPAT_FLOOR["12"]):
-        return "https://download.pytorch.org/whl/cu126"
+def torch_index_for_driver(driver: str, facts: cuda.CudaFacts) -> str | None:
+    """A PyTorch CUDA wheel index (docker/cuda.toml's [torch_index]) this driver runs, fully or through
+    minor-version compatibility; None when the driver is too old for all of them."""
+    have = cuda.version_tuple(driver)
+    for url in facts.torch_index.values():
+        index_cuda = cuda.cuda_of_index(url)
+        floor = facts.compat_floor.get(index_cuda.split(".")[0]) if index_cuda else None
+        if floor is not None and have >= cuda.version_tuple(floor):
+            return url
     return None
 
 
@@ -132,20 +121,6 @@ def exit_code(checks: list[Check]) -> int:
 # ---------------------------------------------------------------------------------------------------------
 # Host facts
 # ---------------------------------------------------------------------------------------------------------
-
-
-def nvidia_pci_gpus(sysfs: Path = Path("/sys/bus/pci/devices")) -> list[str]:
-    """NVIDIA display/3D controllers on the PCI bus, whether or not a driver is loaded."""
-    found = []
-    for dev in sorted(sysfs.glob("*")) if sysfs.is_dir() else []:
-        try:
-            vendor = (dev / "vendor").read_text().strip()
-            klass = (dev / "class").read_text().strip()
-        except OSError:
-            continue
-        if vendor == "0x10de" and klass.startswith("0x03"):
-            found.append(dev.name)
-    return found
 
 
 def loaded_driver(proc: Path = Path("/proc/driver/nvidia/version")) -> str | None:
@@ -167,15 +142,18 @@ def secure_boot_enabled() -> bool | None:
 
 
 def gather(probe: bool = True) -> Host:
-    host = Host(gpus=nvidia_pci_gpus(), driver=loaded_driver(), probe=probe)
+    host = Host(gpus=variant.nvidia_gpus(), driver=loaded_driver(), probe=probe)
     try:
         host.client = get_client(timeout=30)
         host.info = host.client.info()
     except TankError as exc:
-        host.engine_error = str(exc)
+        host.engine_error = exc
         host.client = None
     except docker.errors.DockerException as exc:
-        host.engine_error = f"the Docker engine at {engine_address()} answered with an error: {exc}"
+        host.engine_error = TankError(
+            f"the Docker engine at {engine_address()} answered with an error: {exc}",
+            "sudo systemctl restart docker",
+        )
         host.client = None
     return host
 
@@ -187,24 +165,21 @@ def gather(probe: bool = True) -> Host:
 
 def check_docker(host: Host) -> Check:
     if host.client is None:
-        return Check("docker", FAIL, host.engine_error.split(" Fix: ")[0], _fix_of(host.engine_error))
+        error = host.engine_error or TankError(f"the Docker engine at {engine_address()} is not reachable")
+        return Check("docker", FAIL, error.message, error.fix)
     version = host.client.version()
     server = version.get("Version", "?")
     detail = f"Docker Engine {server} (API {version.get('ApiVersion', '?')}) at {engine_address()}"
-    if version_tuple(server) < (20, 10):
+    if cuda.version_tuple(server) < (20, 10):
         return Check("docker", WARN, detail + "; older than 20.10", f"upgrade it: {SETUP} --only docker")
     return Check("docker", PASS, detail)
-
-
-def _fix_of(message: str) -> str:
-    return message.split(" Fix: ", 1)[1].rstrip(".") if " Fix: " in message else ""
 
 
 def check_buildkit(host: Host) -> Check:
     try:
         cli = find_build_cli()
     except TankError as exc:
-        return Check("buildkit", FAIL, str(exc).split(" Fix: ")[0], _fix_of(str(exc)))
+        return Check("buildkit", FAIL, exc.message, exc.fix)
     detail = cli.describe()
     first = shutil.which("docker")
     if first and os.path.realpath(first) != os.path.realpath(cli.path):
@@ -246,34 +221,11 @@ def check_runtime(host: Host) -> Check:
 
 
 def _probe_image(client: docker.DockerClient) -> str | None:
-    for ref in (
-        "puffertank/lib:cuda",
-        "puffertank/base:cuda",
-        "puffertank/lib:cpu",
-        "puffertank/debian:bookworm",
-    ):
-        try:
-            client.images.get(ref)
+    """A local image to run nvidia-smi in: the NVIDIA runtime mounts it into any image."""
+    for ref in (image_ref("lib", "cuda"), image_ref("base", "cuda"), image_ref("lib", "cpu"), DEBIAN_BASE):
+        if _image(client, ref) is not None:
             return ref
-        except docker.errors.ImageNotFound:
-            continue
     return None
-
-
-def run_probe(client: docker.DockerClient, image: str, command: list[str], **kwargs) -> tuple[int, str]:
-    """Run a short command in a labelled container; always removed; a hang becomes exit 124."""
-    container = client.containers.run(
-        image, command, detach=True, labels=PROBE_LABELS, entrypoint=[], **kwargs
-    )
-    try:
-        try:
-            rc = container.wait(timeout=PROBE_TIMEOUT_S)["StatusCode"]
-        except Exception:  # requests' ReadTimeout, or the engine went away
-            return 124, f"no answer within {PROBE_TIMEOUT_S} s"
-        return rc, container.logs().decode(errors="replace").strip()
-    finally:
-        with contextlib.suppress(docker.errors.NotFound):
-            container.remove(force=True)
 
 
 def check_gpu_in_container(host: Host) -> Check:
@@ -290,16 +242,22 @@ def check_gpu_in_container(host: Host) -> Check:
         return Check(
             "gpu-in-container", SKIP, "no local image to probe with", "puffertank build --variant cuda"
         )
-    gpus = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+    spec = RunSpec(
+        image,
+        ["nvidia-smi", "-L"],
+        gpus="all",
+        entrypoint=[],
+        env={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"},
+        labels=PROBE_LABELS,
+        shm_size="64m",
+        timeout=PROBE_TIMEOUT_S,
+    )
     try:
-        rc, out = run_probe(
-            host.client,
-            image,
-            ["nvidia-smi", "-L"],
-            device_requests=[gpus],
-            environment={"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"},
-        )
-    except docker.errors.DockerException as exc:
+        result = run_captured(host.client, spec)
+        rc, out = result.exit_code, (result.stdout + result.stderr).strip()
+        if result.timed_out:
+            out = f"no answer within {PROBE_TIMEOUT_S} s"
+    except (TankError, docker.errors.DockerException) as exc:
         rc, out = 1, str(exc)
     if rc == 0 and "GPU" in out:
         return Check("gpu-in-container", PASS, f"{image}: {out.splitlines()[0]}")
@@ -324,28 +282,45 @@ def check_driver_vs_cuda(host: Host) -> Check:
         return Check("driver-vs-cuda", WARN, "no GPU: the cuda image would run on the CPU; use --variant cpu")
     if not host.driver:
         return Check("driver-vs-cuda", SKIP, "no NVIDIA driver loaded (see nvidia-driver)")
+    try:
+        source = find_source_tree()
+        facts = cuda.facts(source)
+    except TankError as exc:
+        return Check("driver-vs-cuda", WARN, f"cannot read the CUDA facts: {exc.message}", exc.fix)
     image = None
     if host.client is not None:
-        image = _image(host.client, "puffertank/lib:cuda") or _image(host.client, "puffertank/base:cuda")
-    cuda = (image.labels.get("puffertank.cuda-version") if image is not None else None) or ""
-    source = f"{image.tags[0] if image.tags else image.short_id} is built for CUDA {cuda}" if cuda else ""
-    if not cuda or cuda == "none":
-        cuda, source = (
-            PYPI_TORCH_CUDA,
-            f"the default cuda build (PyPI torch, CUDA {PYPI_TORCH_CUDA}; not built yet)",
+        image = _image(host.client, image_ref("lib", "cuda")) or _image(
+            host.client, image_ref("base", "cuda")
         )
-    status, why = driver_vs_cuda(host.driver, cuda)
+    cuda_version = (image.labels.get(CUDA_LABEL) if image is not None else None) or ""
+    if cuda_version and cuda_version != "none":
+        what = f"{image.tags[0] if image.tags else image.short_id} is built for CUDA {cuda_version}"
+    else:
+        image = None
+        torch = torch_version(source)
+        cuda_version = facts.pypi_cuda(torch) or ""
+        what = f"the default cuda build (PyPI torch {torch}, CUDA {cuda_version}; not built yet)"
+        if not cuda_version:
+            return Check(
+                "driver-vs-cuda",
+                WARN,
+                f"{facts.path} does not say which CUDA PyPI's torch {torch} is built for",
+                f"add it to [pypi_torch_cuda] in {facts.path}",
+            )
+    status, why = driver_vs_cuda(host.driver, cuda_version, facts)
     fix = ""
     if status != PASS:
-        fix = f"install driver >= 580 ({SETUP} --only nvidia-driver --driver cuda)"
-        index = torch_index_for_driver(host.driver)
+        needed = facts.needed_driver(cuda_version) or "a newer one"
+        branch = facts.driver_branch.get("nvidia_default", "")
+        fix = f"install driver >= {needed} ({SETUP} --only nvidia-driver --driver cuda: the {branch} branch)"
+        index = torch_index_for_driver(host.driver, facts)
         if index:
             fix += (
                 f", or build a torch this driver runs: puffertank build --variant cuda --torch-index {index}"
             )
     if status == FAIL and image is None:
         status = WARN  # nothing built yet: a warning about the build to come, not a broken host
-    return Check("driver-vs-cuda", status, f"{source}: {why}", fix)
+    return Check("driver-vs-cuda", status, f"{what}: {why}", fix)
 
 
 def check_shm(host: Host) -> Check:
@@ -381,57 +356,63 @@ def check_disk(host: Host) -> Check:
     return Check("disk", PASS, detail)
 
 
-def stage_freshness(
-    client: docker.DockerClient,
-    variant: str,
-    stage: str,
-    namespace: str = "puffertank",
-    source: Path | None = None,
-) -> str | None:
-    """'current' or 'stale' when the stage's content hash can be recomputed from the source, else None.
+def freshness(
+    client: docker.DockerClient, variant_name: str, namespace: str = NAMESPACE, source: Path | None = None
+) -> dict[str, str | None]:
+    """Per stage: 'current' or 'stale' (a build would rebuild it), None when there is no verdict.
 
-    Same recipe as `puffertank build` (which reuses a stage whose hash matches), so 'stale' means exactly
-    "a build would rebuild this stage".
+    Reads the hashes of the same plan `puffertank build` executes (build.plan.plan_chain), put on top of
+    the base image that is there. Base itself gets no verdict: its hash depends on how torch was resolved
+    (index, wheelhouse), which only a build knows. No checkout or no base image: no verdict at all.
     """
-    from pufferlib.tank import images as chain  # the stage graph and its hashing live there
-
-    if stage == "base":
-        return None  # its hash depends on how torch was resolved (index, wheelhouse): not recomputable here
+    verdict: dict[str, str | None] = dict.fromkeys(STAGES)
+    base = _image(client, image_ref("base", variant_name, namespace))
+    if base is None or not base.labels.get(HASH_LABEL):
+        return verdict
     try:
-        tree = chain.find_source_tree(source)
-        image = client.images.get(f"{namespace}/{stage}:{variant}")
-        # A build puts this stage on top of the current stage below it, so hash against that one.
-        below = chain.STAGES[chain.STAGES.index(stage) - 1]
-        parent_ref = f"{namespace}/{below}:{variant}"
-        parent_id = client.images.get(parent_ref).id
-        args = {chain.STAGE_SPECS[stage].parent_arg: parent_ref, "VARIANT": variant}
-        current = chain.stage_plan(stage, tree, variant, args, parent_ref, parent_id).compute_hash(tree)
-    except (TankError, docker.errors.DockerException, OSError, AttributeError, KeyError, TypeError):
-        return None  # no checkout here, an image without labels, or a changed recipe: no verdict
-    return "current" if image.labels.get(chain.HASH_LABEL) == current else "stale"
+        tree = find_source_tree(source)
+        plans = plan_chain(
+            ChainInputs(
+                source=tree,
+                variant=variant_name,
+                namespace=namespace,
+                stages=STAGES[1:],
+                parent=Parent(image_ref("base", variant_name, namespace), base.labels[HASH_LABEL]),
+            )
+        )
+    except TankError:
+        return verdict  # no checkout here, or an incomplete one
+    for plan in plans:
+        image = _image(client, plan.tag)
+        if image is not None:
+            verdict[plan.stage.name] = (
+                "current" if image.labels.get(HASH_LABEL) == plan.content_hash else "stale"
+            )
+    return verdict
 
 
 def check_images(host: Host) -> Check:
     if host.client is None:
         return Check("images", SKIP, "Docker is not reachable")
     now = dt.datetime.now(dt.UTC)
-    wanted = "cuda" if host.gpus else "cpu"
+    wanted = variant.auto_variant()
     parts: list[str] = []
     stale: dict[str, list[str]] = {}
     missing = False
-    for variant in ("cpu", "cuda"):
-        lib = _image(host.client, f"puffertank/lib:{variant}")
+    for name in VARIANTS:
+        lib = _image(host.client, image_ref("lib", name))
         if lib is None:
-            missing = missing or variant == wanted
-            parts.append(f"{variant}: not built")
+            missing = missing or name == wanted
+            parts.append(f"{name}: not built")
             continue
         created = dt.datetime.fromisoformat(lib.attrs["Created"][:19]).replace(tzinfo=dt.UTC)
         age = humanize_age((now - created).total_seconds())
-        behind = [s for s in ("envs", "lib") if stage_freshness(host.client, variant, s) == "stale"]
+        verdict = freshness(host.client, name)
+        behind = [s for s in ("envs", "lib") if verdict[s] == "stale"]
         if behind:
-            stale[variant] = behind
+            stale[name] = behind
         state = f"behind the source: {', '.join(behind)}" if behind else "matches the source"
-        parts.append(f"{variant}: built {age} ago, {state}")
+        parts.append(f"{name}: built {age} ago, {state}")
     detail = "; ".join(parts)
     if missing:
         return Check("images", WARN, detail, f"puffertank build --variant {wanted}")
@@ -515,6 +496,17 @@ def render(checks: list[Check], color: bool = False) -> str:
     return "\n".join(lines)
 
 
+def report(checks: list[Check]) -> dict:
+    """What `doctor --json` prints (docs/images.md documents each field; JSON_SCHEMA versions them)."""
+    return {
+        "schema": JSON_SCHEMA,
+        "variant": variant.auto_variant(),
+        "checks": [asdict(c) for c in checks],
+        "summary": {s: sum(c.status == s for c in checks) for s in (PASS, WARN, FAIL, SKIP)},
+        "exit_code": exit_code(checks),
+    }
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "doctor",
@@ -534,14 +526,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     checks = run_checks(host)
     code = exit_code(checks)
     if args.json:
-        counts = {s: sum(c.status == s for c in checks) for s in (PASS, WARN, FAIL, SKIP)}
-        print(
-            json.dumps(
-                {"checks": [asdict(c) for c in checks], "summary": counts, "exit_code": code}, indent=2
-            )
-        )
+        print(json.dumps(report(checks), indent=2))
     else:
-        print("puffertank doctor\n")
+        print(f"puffertank doctor (image variant for this machine: {variant.explain()})\n")
         print(render(checks, color=sys.stdout.isatty()))
     if host.client is not None:
         host.client.close()

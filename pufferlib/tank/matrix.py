@@ -4,8 +4,10 @@ The image is asked which bindings it has (`puffer envs --json`); each binding th
 `python -m pufferlib.smoke NAME --json` in a fresh container, which prints one JSON line per check.
 A binding that crashes or outlives its time budget fails its own remaining cells; the others go on.
 Bindings are spread over `--jobs` containers per host and over every `--host` (Docker daemons over
-unix://, tcp:// or ssh://), taken from one queue so a fast host takes more. Every container carries
-the run's label and is removed at the end, on errors and on Ctrl-C.
+ssh://, TLS tcp:// or unix://; see tank/engine.py), taken from one queue so a fast host takes more.
+Every container carries the run's label and is removed at the end, on errors, on Ctrl-C, SIGTERM and
+SIGHUP. When GPUs are requested (the cuda variant, or --gpus all) the containers are told so, and the
+`gpu` check fails where no GPU is visible, naming the driver and CUDA it found.
 """
 
 from __future__ import annotations
@@ -14,11 +16,9 @@ import argparse
 import contextlib
 import datetime as dt
 import fnmatch
-import io
 import json
 import queue
 import sys
-import tarfile
 import threading
 import time
 import uuid
@@ -29,10 +29,14 @@ from pathlib import Path
 import docker
 import requests
 
-from pufferlib.smoke import CHECKS
-from pufferlib.tank.containers import RunSpec, nvidia_runtime_available, tracked
-from pufferlib.tank.docker_client import TankError, get_client
+from pufferlib.smoke import CHECKS, Smoke
+from pufferlib.tank import variant as auto
+from pufferlib.tank.containers import RunSpec, nvidia_runtime_available, run_captured, tracked
+from pufferlib.tank.engine import TlsOptions, connect, get_client, require_image
+from pufferlib.tank.errors import TankError, UsageError
+from pufferlib.tank.names import image_ref
 from pufferlib.tank.report import Cell, Report, write_all
+from pufferlib.tank.signals import exit_status
 
 LABEL = "puffertank.matrix"  # every matrix container carries LABEL=<run id>
 PLUGIN_DIR = "/opt/puffertank/plugins"
@@ -47,23 +51,11 @@ class Host:
     client: docker.DockerClient
 
     @classmethod
-    def connect(cls, url: str | None) -> Host:
+    def connect(cls, url: str | None, tls: TlsOptions | None = None, insecure: bool = False) -> Host:
+        """The default engine for None/"local"; else ssh://, TLS tcp:// (plain tcp:// only if insecure)."""
         if url in (None, "", "local"):
-            client = get_client()
-            url = "local"
-        else:
-            try:
-                client = docker.DockerClient(
-                    base_url=url, use_ssh_client=url.startswith("ssh://"), timeout=120
-                )
-                client.ping()
-            except docker.errors.DockerException as exc:
-                raise TankError(
-                    f"cannot reach the Docker daemon at {url}: {exc}. Fix: check the address "
-                    "(ssh://user@box, tcp://box:2375), that dockerd runs there, and that "
-                    f"`docker -H {url} info` works."
-                ) from exc
-        return cls(url=url, client=client)
+            return cls(url="local", client=get_client())
+        return cls(url=url, client=connect(url, tls, insecure=insecure))
 
 
 @dataclass
@@ -76,70 +68,70 @@ class Plan:
     timeout: float | None = None  # per binding; None = the binding's own smoke budget
     plugins: list[Path] = field(default_factory=list)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    gpus: str = "auto"  # auto: GPUs requested for the cuda variant; all: always; none: never
+
+    @property
+    def gpu_request(self) -> str:
+        """Why GPUs are requested ("" when they are not): the containers' gpu check then must find one."""
+        if self.gpus == "all":
+            return "--gpus all"
+        if self.gpus == "auto" and self.variant == "cuda":
+            return "the cuda variant"
+        return ""
 
 
-def image_name(variant: str) -> str:
-    return f"puffertank/lib:{variant}"
+def require_host_image(host: Host, image: str, variant: str) -> docker.models.images.Image:
+    fix = f"puffertank build --variant {variant}"
+    if host.url != "local":
+        fix = f"DOCKER_HOST={host.url} {fix}  (or: docker save {image} | docker -H {host.url} load)"
+    return require_image(host.client, image, fix, where=host.url)
 
 
-def require_image(host: Host, image: str, variant: str) -> docker.models.images.Image:
-    try:
-        return host.client.images.get(image)
-    except docker.errors.ImageNotFound:
-        fix = f"puffertank build --variant {variant}"
-        if host.url != "local":
-            fix = f"DOCKER_HOST={host.url} {fix}  (or: docker save {image} | docker -H {host.url} load)"
-        raise TankError(f"image {image} is not on {host.url}. Build it there: {fix}") from None
-
-
-def _spec(plan_image: str, command: list[str], run_id: str, plugins: list[Path], gpus: str) -> RunSpec:
+def _spec(plan: Plan, host: Host, command: list[str], gpu: bool) -> RunSpec:
+    """A matrix container: the run's label, the plugins copied in, and (gpu) the GPU request."""
+    env = {"SDL_VIDEODRIVER": "dummy", **_plugin_env(plan.plugins)}
+    gpus = "none"
+    if gpu and plan.gpu_request:
+        runtime = nvidia_runtime_available(host.client)
+        gpus = "all" if runtime else "none"
+        situation = (
+            ""
+            if runtime
+            else f"; the Docker engine on {host.url} has no NVIDIA runtime, so none was passed in"
+        )
+        env[Smoke.GPU_REQUESTED_ENV] = f"{plan.gpu_request} on {host.url}{situation}"
     return RunSpec(
-        image=plan_image,
+        image=plan.image,
         command=command,
         gpus=gpus,
-        labels={LABEL: run_id},
-        env={"SDL_VIDEODRIVER": "dummy", **_plugin_env(plugins)},
+        labels={LABEL: plan.run_id},
+        env=env,
         hostname="puffertank-matrix",
+        copy_in=[(p, PLUGIN_DIR) for p in plan.plugins],
     )
 
 
-@contextlib.contextmanager
-def _container(host: Host, spec: RunSpec, plugins: list[Path]):
-    """A created, removed-at-exit container with the plugins copied in (works on remote daemons too)."""
-    with tracked(host.client, spec, fix=f"puffertank build (on {host.url})") as container:
-        if plugins:
-            host.client.api.put_archive(container.id, "/", _plugin_archive(plugins))
-        yield container
-
-
-def _run_once(host: Host, image: str, command: list[str], run_id: str, plugins: list[Path] = ()) -> str:
+def _run_once(host: Host, plan: Plan, command: list[str]) -> str:
     """Run a short command in a labelled container and return its stdout (a TankError on failure)."""
-    with _container(host, _spec(image, command, run_id, plugins, gpus="none"), plugins) as container:
-        container.start()
-        status = container.wait(timeout=120)
-        if status.get("StatusCode") != 0:
-            err = container.logs(stdout=False, stderr=True).decode()
-            raise TankError(f"`{' '.join(command)}` failed in {image} on {host.url}:\n{_tail(err)}")
-        return container.logs(stdout=True, stderr=False).decode()
+    spec = _spec(plan, host, command, gpu=False)
+    spec.timeout = 120
+    result = run_captured(host.client, spec, fix=f"puffertank build (on {host.url})")
+    if result.exit_code != 0:
+        raise TankError(
+            f"`{' '.join(command)}` failed in {plan.image} on {host.url}:\n{_tail(result.stderr)}"
+        )
+    return result.stdout
 
 
-def registered_bindings(host: Host, image: str, run_id: str, plugins: list[Path]) -> list[dict]:
-    # plugins register bindings at import, so the listing needs them too
-    return json.loads(_run_once(host, image, ["puffer", "envs", "--json"], run_id, plugins))
+def registered_bindings(host: Host, plan: Plan) -> list[dict]:
+    """The bindings the image registers (with the plan's plugins: they register at import)."""
+    return json.loads(_run_once(host, plan, ["puffer", "envs", "--json"]))
 
 
 def _plugin_env(plugins: list[Path]) -> dict[str, str]:
     if not plugins:
         return {}
     return {"PYTHONPATH": PLUGIN_DIR, "PUFFERLIB_PLUGINS": ",".join(p.stem for p in plugins)}
-
-
-def _plugin_archive(plugins: list[Path]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path in plugins:
-            tar.add(path, arcname=f"{PLUGIN_DIR.lstrip('/')}/{path.name}")
-    return buf.getvalue()
 
 
 def run_binding(
@@ -152,8 +144,8 @@ def run_binding(
     start = time.monotonic()
     seen: set[str] = set()
     lines: list[str] = []
-    spec = _spec(plan.image, command, plan.run_id, plan.plugins, "auto" if plan.variant == "cuda" else "none")
-    with _container(host, spec, plan.plugins) as container:
+    spec = _spec(plan, host, command, gpu=True)
+    with tracked(host.client, spec, fix=f"puffertank build (on {host.url})") as container:
         container.start()
 
         def read() -> None:
@@ -289,7 +281,7 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
             while any(t.is_alive() for t in threads):
                 for t in threads:
                     t.join(timeout=0.2)
-        report.versions = versions(plan.hosts[0], plan.image, plan.run_id)
+        report.versions = versions(plan.hosts[0], plan)
     except KeyboardInterrupt:
         stop.set()
         for t in threads:
@@ -304,8 +296,8 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
     return report
 
 
-def versions(host: Host, image: str, run_id: str) -> dict[str, str]:
-    out = _run_once(host, image, ["python", "-m", "pufferlib.smoke", "--versions"], run_id)
+def versions(host: Host, plan: Plan) -> dict[str, str]:
+    out = _run_once(host, plan, ["python", "-m", "pufferlib.smoke", "--versions"])
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -316,7 +308,10 @@ def select(bindings: list[dict], patterns: list[str]) -> list[dict]:
     chosen = [b for b in bindings if any(fnmatch.fnmatch(b["name"], p) for p in patterns)]
     if not chosen:
         names = ", ".join(b["name"] for b in bindings[:8])
-        raise TankError(f"no binding matches {' '.join(patterns)}; e.g. {names} (`puffer envs` lists them)")
+        raise TankError(
+            f"no binding matches {' '.join(patterns)}; e.g. {names}",
+            "`puffer envs` lists them (inside the image)",
+        )
     return chosen
 
 
@@ -400,7 +395,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--variant",
         choices=["cpu", "cuda", "auto"],
         default="auto",
-        help="image variant (auto: cuda where the NVIDIA runtime is configured, else cpu)",
+        help="image variant (auto: cuda when this machine has an NVIDIA GPU, else cpu: puffertank variant)",
+    )
+    p.add_argument(
+        "--gpus",
+        choices=["auto", "all", "none"],
+        default="auto",
+        help="request GPUs: auto (default) for the cuda variant, all always, none never. Where GPUs are "
+        "requested, a missing GPU fails the gpu check (naming the driver and CUDA found)",
     )
     p.add_argument(
         "--env",
@@ -419,8 +421,30 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="URL",
-        help="a Docker daemon (ssh://user@box, tcp://box:2375, unix://...; 'local' = this one); "
-        "repeat to spread bindings over several",
+        help="a Docker daemon: ssh://user@box (recommended), tcp://box:2376 with --tlsverify, unix://...; "
+        "'local' = this one; repeat to spread bindings over several",
+    )
+    tls = p.add_argument_group(
+        "TLS for tcp:// hosts (as the docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)"
+    )
+    tls.add_argument("--tls", action="store_true", help="encrypt (without checking the daemon's certificate)")
+    tls.add_argument(
+        "--tlsverify",
+        action="store_true",
+        default=None,
+        help="encrypt and check the daemon's certificate (default: on when DOCKER_TLS_VERIFY is set)",
+    )
+    tls.add_argument("--tlscacert", type=Path, metavar="FILE", help="CA (default DOCKER_CERT_PATH/ca.pem)")
+    tls.add_argument(
+        "--tlscert", type=Path, metavar="FILE", help="client cert (default DOCKER_CERT_PATH/cert.pem)"
+    )
+    tls.add_argument(
+        "--tlskey", type=Path, metavar="FILE", help="client key (default DOCKER_CERT_PATH/key.pem)"
+    )
+    tls.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow plain tcp:// (no TLS): whoever reaches the port is root there (trusted networks only)",
     )
     p.add_argument(
         "--plugin",
@@ -436,31 +460,33 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.jobs < 1:
-        raise TankError(f"--jobs must be >= 1, got {args.jobs}")
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}", "pass --jobs 1 or more")
     for plugin in args.plugin:
         if not plugin.is_file() or plugin.suffix != ".py":
-            raise TankError(f"--plugin {plugin}: not a .py file")
-    hosts = [Host.connect(url) for url in (args.host or ["local"])]
-    variant = args.variant
-    if variant == "auto":
-        variant = "cuda" if nvidia_runtime_available(hosts[0].client) else "cpu"
-    image = args.image or image_name(variant)
+            raise UsageError(
+                f"--plugin {plugin}: not a .py file", "pass a Python module that calls register()"
+            )
+    tls = TlsOptions.resolve(args.tls, args.tlsverify, args.tlscacert, args.tlscert, args.tlskey)
+    hosts = [Host.connect(url, tls, args.insecure) for url in (args.host or ["local"])]
+    variant = auto.auto_variant() if args.variant == "auto" else args.variant
+    image = args.image or image_ref("lib", variant)
     for host in hosts:
-        require_image(host, image, variant)
-    run_id = uuid.uuid4().hex[:12]
+        require_host_image(host, image, variant)
     plugins = [p.resolve() for p in args.plugin]
-    bindings = select(registered_bindings(hosts[0], image, run_id, plugins), args.env)
-    plan = Plan(image, variant, hosts, bindings, args.jobs, args.timeout, plugins, run_id)
-    print(
-        f"puffertank matrix: {len(bindings)} bindings x {len(CHECKS)} checks on {image} "
-        f"({', '.join(h.url for h in hosts)}; {args.jobs} job(s) per host)",
-        flush=True,
-    )
+    plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, gpus=args.gpus)
     try:
-        report = run_matrix(plan, Progress([b["name"] for b in bindings]))
-    except KeyboardInterrupt:
-        print(f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={run_id})")
-        return 130
+        plan.bindings = select(registered_bindings(hosts[0], plan), args.env)
+        gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
+        print(
+            f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {image} "
+            f"({', '.join(h.url for h in hosts)}; {args.jobs} job(s) per host; {gpus})",
+            flush=True,
+        )
+        report = run_matrix(plan, Progress([b["name"] for b in plan.bindings]))
+    except KeyboardInterrupt as exc:
+        cleanup(hosts, plan.run_id)
+        print(f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={plan.run_id})")
+        return exit_status(exc)
     counts = report.counts()
     print(
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "

@@ -1,7 +1,9 @@
 """`puffertank run -- CMD` and `puffertank shell`: a container from the lib image, set up for research.
 
 GPUs when the NVIDIA runtime is there (--gpus auto), shared memory sized for PyTorch, the current directory
-bind-mounted at /workspace, the host user's UID/GID (files you create are yours), removed on exit.
+bind-mounted at /workspace, the host user's UID/GID (files you create are yours), removed on exit. A
+SIGTERM or SIGHUP (an SSH or Tailscale disconnect) or Ctrl-C is passed on to the command, which gets
+--stop-timeout seconds to finish (`puffer train` saves its checkpoint) before the container is removed.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import os
 import sys
 from pathlib import Path
 
+import docker  # docker.errors comes with it
+
 from pufferlib.tank import containers
-from pufferlib.tank.docker_client import TankError, get_client
-from pufferlib.tank.images import NAMESPACE, VARIANTS
+from pufferlib.tank.engine import get_client
+from pufferlib.tank.errors import TankError, UsageError
+from pufferlib.tank.names import UID_LABEL, VARIANTS, image_ref
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -37,6 +42,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
     p.add_argument("--network", help="Docker network mode, e.g. none for an offline run")
     p.add_argument("--timeout", type=float, help="kill the container after this many seconds")
+    p.add_argument(
+        "--stop-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds the command gets after Ctrl-C, SIGTERM or SIGHUP before it is killed (default 10)",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,7 +85,7 @@ def resolve_user(value: str) -> str | None:
         return f"{os.getuid()}:{os.getgid()}"
     uid, _, gid = value.partition(":")
     if not uid.isdigit() or (gid and not gid.isdigit()):
-        raise TankError(f"--user {value!r}: expected host, image, or numeric UID[:GID]")
+        raise TankError(f"--user {value!r}: not a user", "pass host, image, or a numeric UID[:GID]")
     return value
 
 
@@ -82,17 +94,17 @@ def parse_env(items: list[str]) -> dict[str, str]:
     for item in items:
         key, eq, value = item.partition("=")
         if not key:
-            raise TankError(f"-e {item!r}: expected KEY=VALUE or KEY")
+            raise TankError(f"-e {item!r}: no variable name", "pass -e KEY=VALUE or -e KEY")
         if not eq:
             if key not in os.environ:
-                raise TankError(f"-e {key}: not set here; pass -e {key}=VALUE")
+                raise TankError(f"-e {key}: not set here", f"pass -e {key}=VALUE")
             value = os.environ[key]
         env[key] = value
     return env
 
 
 def make_spec(args: argparse.Namespace, command: list[str], client) -> containers.RunSpec:
-    image = args.image or f"{NAMESPACE}/lib:{args.variant}"
+    image = args.image or image_ref("lib", args.variant)
     env = parse_env(args.env)
     if "TERM" in os.environ:
         env.setdefault("TERM", os.environ["TERM"])
@@ -108,6 +120,7 @@ def make_spec(args: argparse.Namespace, command: list[str], client) -> container
         labels={"puffertank.command": args.command},
         timeout=args.timeout,
         network=args.network,
+        stop_timeout=args.stop_timeout,
     )
     _note_uid_mismatch(client, spec)
     return spec
@@ -118,8 +131,8 @@ def _note_uid_mismatch(client, spec: containers.RunSpec) -> None:
     if not spec.user or spec.user.split(":")[0] == "0":
         return
     try:
-        built_uid = client.images.get(spec.image).labels.get("puffertank.uid")
-    except Exception:
+        built_uid = client.images.get(spec.image).labels.get(UID_LABEL)
+    except docker.errors.DockerException:
         return
     uid = spec.user.split(":")[0]
     if built_uid and built_uid != uid:
@@ -140,29 +153,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     if not command:
-        print(
-            "puffertank run: error: no command. Usage: puffertank run [options] -- CMD [ARG...] "
-            "(for a shell: puffertank shell)",
-            file=sys.stderr,
+        raise UsageError(
+            "no command. Usage: puffertank run [options] -- CMD [ARG...]", "for a shell: puffertank shell"
         )
-        return 2
-    try:
-        client = get_client(timeout=600)
-        spec = make_spec(args, command, client)
-        interactive = args.tty == "yes" or (args.tty == "auto" and sys.stdin.isatty() and sys.stdout.isatty())
-        if interactive:
-            return containers.run_interactive(client, spec, _fix_for(args))
-        return containers.run_streamed(client, spec, _fix_for(args))
-    except TankError as exc:
-        print(f"puffertank run: error: {exc}", file=sys.stderr)
-        return 1
+    client = get_client(timeout=600)
+    spec = make_spec(args, command, client)
+    interactive = args.tty == "yes" or (args.tty == "auto" and sys.stdin.isatty() and sys.stdout.isatty())
+    if interactive:
+        return containers.run_interactive(client, spec, _fix_for(args))
+    return containers.run_streamed(client, spec, _fix_for(args))
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
-    try:
-        client = get_client(timeout=600)
-        spec = make_spec(args, ["bash"], client)
-        return containers.run_interactive(client, spec, _fix_for(args))
-    except TankError as exc:
-        print(f"puffertank shell: error: {exc}", file=sys.stderr)
-        return 1
+    client = get_client(timeout=600)
+    spec = make_spec(args, ["bash"], client)
+    return containers.run_interactive(client, spec, _fix_for(args))

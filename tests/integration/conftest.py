@@ -2,10 +2,11 @@
 
 docker_client  (session) a connected Docker SDK client; the session fails with the fix when no engine answers.
 image_chain    (session) builds the cpu chain base -> envs -> lib once per session with `puffertank build`'s
-               own code (pufferlib.tank.images.build_chain), or reuses it when its inputs are unchanged (a
-               few seconds); returns a SessionChain: .result (the ChainResult: tags, content-hash tags, image
-               ids, what was built) and .image(stage), a session tag. Cold, on 2 cores: about 4 minutes; it
-               takes the machine-wide build lock, so concurrent sessions wait instead of building twice.
+               own code (pufferlib.tank.build.chain.build_chain), or reuses it when its inputs are unchanged
+               (a few seconds); returns a SessionChain: .result (the ChainResult: tags, content-hash tags,
+               image ids, what was built) and .image(stage), a session tag. Cold, on 2 cores: about 4
+               minutes; it takes the machine-wide build lock, so concurrent sessions wait instead of building
+               twice.
 lib_image      (session) a tag of the cpu lib image that stays valid for the whole session
                (puffertank-session/lib:<session id>), even if someone rebuilds puffertank/lib:cpu meanwhile.
 container      (function) a TrackedContainer (docker-stacks style): run_and_wait(...) / run_detached(...)
@@ -33,7 +34,10 @@ import pytest
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
-from pufferlib.tank.images import STAGE_SPECS, STAGES, BuildOptions, ChainResult, build_chain  # noqa: E402
+from pufferlib.tank.build.chain import ChainResult, build_chain  # noqa: E402
+from pufferlib.tank.build.options import BuildOptions  # noqa: E402
+from pufferlib.tank.build.plan import STAGE_SPECS  # noqa: E402
+from pufferlib.tank.names import STAGES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_LABEL = "puffertank.test"
@@ -41,10 +45,27 @@ SESSION_ID = uuid.uuid4().hex[:12]
 CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
 
 
+# Tests that use the engine without carrying the `docker` marker: deselected by -m "not docker" all the same
+# (so that really is the no-engine suite), and failed when they run, saying to add the marker.
+UNMARKED: set[str] = set()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if {"image_chain", "lib_image", "lib_container"} & set(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if {"image_chain", "lib_image", "lib_container"} & fixtures:
             item.add_marker(pytest.mark.timeout(CHAIN_TIMEOUT))
+        if "docker_client" in fixtures and item.get_closest_marker("docker") is None:
+            item.add_marker(pytest.mark.docker)
+            UNMARKED.add(item.nodeid)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in UNMARKED:
+        pytest.fail(
+            f"{item.nodeid} uses the Docker engine (fixture docker_client) but has no docker marker. "
+            "Fix: pytestmark = pytest.mark.docker in its file"
+        )
 
 
 @pytest.fixture(scope="session")

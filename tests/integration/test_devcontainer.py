@@ -2,7 +2,8 @@
 
 `devcontainer up` (initializeCommand, UID sync, postCreateCommand smoke check), then `devcontainer exec`:
 pufferlib comes from the workspace, a registry environment passes its smoke checks, an edit made on the host
-is seen inside without a rebuild, and files made inside belong to the host user. Run as root (CI), the CLI
+is seen inside without a rebuild, files made inside belong to the host user, and the terminal's shells (the
+CLI probes the environment with a login shell, as VS Code does) find the venv first. Run as root (CI), the CLI
 runs as a throwaway host user in the docker group, so the UID really has to be changed in the container.
 Everything it starts is removed afterwards: the container (by its id label), the CLI's -uid image, the user.
 """
@@ -194,6 +195,19 @@ def test_registry_smoke_check(devcontainer) -> None:
     results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [r["check"] for r in results] == ["import", "make", "spaces", "reset", "step"], out
     assert all(r["status"] == "pass" for r in results), out
+
+
+def test_terminal_shells_find_the_venv(devcontainer) -> None:
+    """What a VS Code terminal gets: the environment the CLI probed with `bash -lic`, then bash."""
+    box, _, _ = devcontainer
+    probe = "for c in python python3 pip puffer; do command -v $c || echo missing-$c; done"
+    expected = [f"/opt/venv/bin/{c}" for c in ("python", "python3", "pip", "puffer")]
+    for argv in (["bash", "-c", probe], ["bash", "-lc", probe], ["bash", "-ic", probe]):
+        out = box.exec(*argv)
+        found = [line for line in out.splitlines() if line.startswith(("/", "missing-"))]
+        assert found == expected, (argv, out)
+    out = box.exec("python3", "-c", "import sys, torch; print(sys.prefix)")
+    assert out.strip().splitlines()[-1] == "/opt/venv", out
 
 
 def test_workspace_edit_is_seen_without_rebuild(devcontainer) -> None:

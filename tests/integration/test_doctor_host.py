@@ -9,8 +9,12 @@ import sys
 import docker
 import pytest
 
-from pufferlib.tank import doctor
-from pufferlib.tank.images import ensure_debian_base
+from pufferlib.tank import doctor, variant
+from pufferlib.tank.build.debian import ensure_debian_base
+from pufferlib.tank.build.resolve import torch_version
+from pufferlib.tank.containers import RunSpec, run_captured
+from pufferlib.tank.cuda import facts
+from pufferlib.tank.names import image_ref
 
 pytestmark = pytest.mark.docker
 
@@ -40,7 +44,7 @@ def test_doctor_json_here() -> None:
     assert checks["docker"]["status"] == "pass", checks["docker"]
     failed = [c for c in checks.values() if c["status"] == "fail"]
     assert res.returncode == (1 if failed else 0) == report["exit_code"], res.stderr
-    if not doctor.nvidia_pci_gpus():  # no GPU: warnings, never failures
+    if not variant.nvidia_gpus():  # no GPU: warnings, never failures
         for name in GPU_CHECKS:
             assert checks[name]["status"] in ("warn", "skip"), checks[name]
 
@@ -64,16 +68,17 @@ def test_unreachable_engine_fails_with_fix(tmp_path) -> None:
         assert checks[name]["status"] == "skip", checks[name]
 
 
-def test_probe_containers_are_removed(monkeypatch) -> None:
+def test_short_lived_containers_are_removed() -> None:
+    """The one runner for probes and listings: output back, a hang becomes exit 124, nothing left."""
     client = docker.from_env()
     image = ensure_debian_base(client)
-    rc, out = doctor.run_probe(client, image, ["sh", "-c", "echo probe-ok"])
-    assert (rc, out) == (0, "probe-ok")
-    monkeypatch.setattr(doctor, "PROBE_TIMEOUT_S", 2)
-    rc, out = doctor.run_probe(client, image, ["sleep", "300"])
-    assert rc == 124 and "no answer within 2 s" in out
-    left = client.containers.list(all=True, filters={"label": "puffertank.purpose=doctor"})
-    assert left == [], f"probe containers left behind: {[c.name for c in left]}"
+    labels = {"puffertank.purpose": "doctor-test"}
+    ok = run_captured(client, RunSpec(image, ["sh", "-c", "echo probe-ok"], entrypoint=[], labels=labels))
+    assert (ok.exit_code, ok.stdout, ok.timed_out) == (0, "probe-ok\n", False)
+    hung = run_captured(client, RunSpec(image, ["sleep", "300"], entrypoint=[], labels=labels, timeout=2))
+    assert hung.exit_code == 124 and hung.timed_out and hung.seconds < 60
+    left = client.containers.list(all=True, filters={"label": "puffertank.purpose=doctor-test"})
+    assert left == [], f"containers left behind: {[c.name for c in left]}"
 
 
 def test_gpu_host_facts_turn_warnings_into_failures() -> None:
@@ -92,12 +97,15 @@ def test_gpu_host_facts_turn_warnings_into_failures() -> None:
     # Debian 12's 535 driver against the cuda image's CUDA (its label), or PyPI's CUDA 13 before it is built.
     old = doctor.Host(client=client, info=info, gpus=["0000:01:00.0"], driver="535.309.01", probe=False)
     verdict = doctor.check_driver_vs_cuda(old)
-    built = doctor._image(client, "puffertank/lib:cuda") or doctor._image(client, "puffertank/base:cuda")
+    built = doctor._image(client, image_ref("lib", "cuda")) or doctor._image(
+        client, image_ref("base", "cuda")
+    )
     if built is None:  # nothing built yet: a warning about the build to come
-        assert verdict.status == "warn" and "CUDA 13.0" in verdict.detail, verdict
+        pypi = facts().pypi_cuda(torch_version(facts().path.parents[1]))
+        assert verdict.status == "warn" and f"CUDA {pypi}" in verdict.detail, verdict
     else:
         cuda = built.labels["puffertank.cuda-version"]
-        assert verdict.status == doctor.driver_vs_cuda("535.309.01", cuda)[0], verdict
+        assert verdict.status == doctor.driver_vs_cuda("535.309.01", cuda, facts())[0], verdict
         assert f"CUDA {cuda}" in verdict.detail, verdict
     if verdict.status != "pass":
         assert "--torch-index https://download.pytorch.org/whl/cu126" in verdict.fix, verdict

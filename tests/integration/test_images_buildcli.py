@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pufferlib.tank.docker_client import _candidate_clis, _client_version, find_build_cli, probe_cli
+from pufferlib.tank.build.buildkit import candidate_clis, client_version, find_build_cli, probe_cli
 
 pytestmark = pytest.mark.docker
 
@@ -19,8 +19,8 @@ def test_a_buildkit_client_is_found():
 
 def test_clients_without_buildx_from_23_on_are_skipped():
     # e.g. a 28.x client with no buildx plugin: DOCKER_BUILDKIT=1 fails there ("buildx component is missing")
-    for path in _candidate_clis():
-        version = _client_version(path) or "0"
+    for path in candidate_clis():
+        version = client_version(path) or "0"
         probed = probe_cli(path)
         if probed is not None and probed.kind == "docker-buildkit":
             assert int(version.split(".")[0]) < 23, (path, version)

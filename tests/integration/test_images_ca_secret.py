@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pufferlib.tank.images import BuildOptions, _pip_settings, resolve_ca_bundle
+from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.build.resolve import pip_settings, resolve_ca_bundle
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -28,7 +29,7 @@ def pem_bodies(text: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def host_bundle() -> Path:
-    bundle = resolve_ca_bundle(BuildOptions(), _pip_settings())
+    bundle = resolve_ca_bundle(BuildOptions(), pip_settings())
     if bundle is None:
         pytest.skip("this host has no CA bundle to hand to the build")
     return bundle
@@ -108,7 +109,7 @@ def test_no_layer_holds_the_host_bundle(docker_client, lib_image, host_bundle, n
 
 def test_the_scan_finds_a_copied_bundle(docker_client, host_bundle, needles):
     """The control: an image that COPYs the bundle is caught, so an empty finding above means something."""
-    from pufferlib.tank.images import ensure_debian_base
+    from pufferlib.tank.build.debian import ensure_debian_base
 
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:

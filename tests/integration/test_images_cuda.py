@@ -1,15 +1,29 @@
-"""The cuda variant builds: PyPI's CUDA torch, the CUDA compiler, labels. ~5 GB of image and ~2.7 GB of
-download, so it is opt-in: PUFFERTANK_TEST_CUDA=1 pytest -m cuda_build. Removes what it made afterwards
-(images, and the BuildKit cache it filled) unless PUFFERTANK_KEEP_CUDA=1."""
+"""The cuda variant builds: PyPI's CUDA torch, the CUDA compiler, labels, and the matrix runs on it. ~5 GB
+of image and ~2.7 GB of download, so it is opt-in: PUFFERTANK_TEST_CUDA=1 pytest -m cuda_build. Removes
+what it made afterwards (images, and the BuildKit cache it filled) unless PUFFERTANK_KEEP_CUDA=1."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from pufferlib.tank.images import STAGES, BuildOptions, build_chain
+from pufferlib.tank.build.chain import build_chain
+from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.build.resolve import torch_version
+from pufferlib.tank.containers import nvidia_runtime_available
+from pufferlib.tank.cuda import facts
+from pufferlib.tank.names import STAGES
+from pufferlib.tank.variant import nvidia_gpus
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH = torch_version(REPO)
+PYPI_CUDA = facts(REPO).pypi_cuda(TORCH)  # docker/cuda.toml: what PyPI's torch is built for
 
 pytestmark = [
     pytest.mark.docker,
@@ -39,7 +53,7 @@ def cuda_chain(docker_client):
 def test_cuda_images_and_labels(docker_client, cuda_chain, capsys):
     lib = docker_client.images.get(cuda_chain.tag("lib"))
     assert lib.labels["puffertank.variant"] == "cuda"
-    assert lib.labels["puffertank.cuda-version"] == "13.0"
+    assert lib.labels["puffertank.cuda-version"] == PYPI_CUDA
     with capsys.disabled():
         print(f"\n[budget] cuda lib image: {lib.attrs['Size'] / 1e9:.2f} GB (<= 7 GB)")
 
@@ -52,8 +66,8 @@ def test_cuda_torch_and_compiler(container, cuda_chain):
     )
     out = container.run_and_wait(["sh", "-c", script], image=cuda_chain.hash_tag("lib"), timeout=300).stdout
     lines = out.splitlines()
-    assert lines[0].startswith("2.13.0") and lines[0].endswith(" 13.0"), out
-    assert "cuda_13.0" in lines[1], out
+    assert lines[0].startswith(TORCH) and lines[0].endswith(f" {PYPI_CUDA}"), out
+    assert f"cuda_{PYPI_CUDA}" in lines[1], out
     assert lines[2] == "/usr/local/cuda", out
 
 
@@ -94,3 +108,24 @@ def test_a_cuda_extension_compiles_links_and_loads(container, cuda_chain):
     )
     assert result.exit_code == 0, result
     assert "built add_one_launch" in result.stdout
+
+
+def test_matrix_on_the_cuda_image(docker_client, cuda_chain, tmp_path):
+    """`puffertank matrix --variant cuda` requests GPUs: with one, the gpu cell passes; without one (or with
+    a driver too old for the image's CUDA) it is red and names the driver situation, never a skip."""
+    argv = [sys.executable, "-m", "pufferlib.tank.cli", "matrix", "--variant", "cuda"]
+    res = subprocess.run(
+        [*argv, "--image", cuda_chain.hash_tag("lib"), "--env", "ocean/squared", "--report", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert "GPUs requested (the cuda variant)" in res.stdout, res.stdout + res.stderr
+    rows = json.loads((tmp_path / "matrix.json").read_text())["rows"]
+    gpu = next(row for row in rows if row["check"] == "gpu")
+    if nvidia_runtime_available(docker_client) and nvidia_gpus():
+        assert gpu["status"] == "pass", gpu
+        assert res.returncode == 0, res.stdout
+    else:
+        assert gpu["status"] == "fail" and res.returncode == 1, gpu
+        assert f"is built for CUDA {PYPI_CUDA}" in gpu["detail"] and "NVIDIA driver" in gpu["detail"], gpu

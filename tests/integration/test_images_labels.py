@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pufferlib.tank.images import HASH_LABEL, STAGES
+from pufferlib.tank.names import HASH_LABEL, STAGES
 
 pytestmark = pytest.mark.docker
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pufferlib.tank.images import STAGES, BuildOptions, build_chain
+from pufferlib.tank.build.chain import build_chain
+from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.names import STAGES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

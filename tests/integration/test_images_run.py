@@ -64,13 +64,13 @@ def test_missing_image_names_the_fix():
 
 
 def test_missing_default_image_says_which_build(docker_client):
-    from pufferlib.tank.docker_client import image_exists
+    from pufferlib.tank.engine import image_exists
 
     if image_exists(docker_client, "puffertank/lib:cuda"):
         pytest.skip("puffertank/lib:cuda exists here")
     res = puffertank("run", "--variant", "cuda", "--", "true")
     assert res.returncode == 1
-    assert "Build it with: puffertank build --variant cuda" in res.stderr
+    assert "Fix: puffertank build --variant cuda" in res.stderr
 
 
 def test_no_command_is_a_usage_error():

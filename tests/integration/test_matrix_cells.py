@@ -13,6 +13,8 @@ from pufferlib.smoke import CHECKS
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix
 from pufferlib.tank.report import Report, write_all
 
+pytestmark = pytest.mark.docker
+
 REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "matrix-tests"
 BINDINGS = [b.name for b in environments.bindings()]
 
@@ -21,7 +23,7 @@ BINDINGS = [b.name for b in environments.bindings()]
 def matrix_report(docker_client, lib_image) -> Report:
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2)
-    plan.bindings = registered_bindings(host, lib_image, plan.run_id, [])
+    plan.bindings = registered_bindings(host, plan)
     report = run_matrix(plan)
     paths = write_all(report, REPORT_DIR)
     counts = report.counts()

@@ -1,16 +1,23 @@
-"""`--host`: bindings spread over two Docker daemons, and the report says which ran what.
+"""`--host`: bindings spread over two Docker daemons, the second one reached over TLS, and the report says
+which ran what.
 
 The second daemon runs on this machine with its own data root, socket and bridge (and no iptables
-changes, so the first daemon's networking is untouched); the lib image is copied into it.
+changes, so the first daemon's networking is untouched). It also listens on loopback TCP with
+--tlsverify and certificates made here with openssl (a CA, a server certificate for 127.0.0.1, a client
+certificate), the way a remote box would be set up; the lib image is copied in over its unix socket.
 """
 
 import contextlib
+import json
 import os
 import shutil
+import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,20 +25,93 @@ from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker")
 
+from pufferlib.tank.engine import TlsOptions  # noqa: E402
+from pufferlib.tank.errors import TankError  # noqa: E402
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select  # noqa: E402
+
+pytestmark = pytest.mark.docker
 
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=cwd)
+
+
+def make_certificates(folder: Path, name: str = "ca") -> None:
+    """ca.pem, server-cert.pem/server-key.pem (for 127.0.0.1), cert.pem/key.pem (a client): the docker
+    CLI's file names, so `folder` works as DOCKER_CERT_PATH."""
+    folder.mkdir(parents=True)
+    new_key = ["-newkey", "rsa:2048", "-nodes"]
+    _openssl(
+        "req",
+        "-x509",
+        *new_key,
+        "-keyout",
+        "ca-key.pem",
+        "-out",
+        "ca.pem",
+        "-subj",
+        f"/CN={name}",
+        cwd=folder,
+    )
+    for who, key, cert, ext in (
+        (
+            "server",
+            "server-key.pem",
+            "server-cert.pem",
+            "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth",
+        ),
+        ("client", "key.pem", "cert.pem", "extendedKeyUsage=clientAuth"),
+    ):
+        (folder / f"{who}.ext").write_text(ext + "\n")
+        _openssl("req", *new_key, "-keyout", key, "-out", f"{who}.csr", "-subj", f"/CN={who}", cwd=folder)
+        sign = [
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca-key.pem",
+            "-CAcreateserial",
+            "-extfile",
+            f"{who}.ext",
+            "-days",
+            "2",
+        ]
+        _openssl("x509", "-req", "-in", f"{who}.csr", *sign, "-out", cert, cwd=folder)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class SecondDaemon:
+    unix: str  # unix:///.../docker.sock
+    tcp: str  # tcp://127.0.0.1:PORT, TLS with client certificates only
+    certs: Path  # ca.pem, cert.pem, key.pem (DOCKER_CERT_PATH)
+
+    def tls(self) -> TlsOptions:
+        return TlsOptions.resolve(
+            verify=True,
+            cacert=self.certs / "ca.pem",
+            cert=self.certs / "cert.pem",
+            key=self.certs / "key.pem",
+        )
+
+
 @pytest.fixture(scope="module")
 def second_daemon(docker_client, lib_image):
-    if os.geteuid() != 0 or not shutil.which("dockerd") or not shutil.which("ip"):
-        skip_or_fail("a second Docker daemon needs root, dockerd and ip (iproute2)")
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("dockerd", "ip", "openssl")):
+        skip_or_fail("a second Docker daemon needs root, dockerd, ip (iproute2) and openssl")
     root = Path(tempfile.mkdtemp(prefix="pt-d2-", dir="/tmp"))  # short: unix socket paths are limited
     bridge = f"ptbr{uuid.uuid4().hex[:6]}"
-    url = f"unix://{root}/docker.sock"
+    certs = root / "certs"
+    make_certificates(certs)
+    daemon = SecondDaemon(f"unix://{root}/docker.sock", f"tcp://127.0.0.1:{free_port()}", certs)
     # Never --bridge=none: dockerd then deletes the default docker0 bridge of the first daemon.
     _ip("link", "add", bridge, "type", "bridge")
     _ip("addr", "add", "172.31.251.1/24", "dev", bridge)
@@ -47,7 +127,16 @@ def second_daemon(docker_client, lib_image):
             "--pidfile",
             str(root / "docker.pid"),
             "-H",
-            url,
+            daemon.unix,
+            "-H",
+            daemon.tcp,
+            "--tlsverify",
+            "--tlscacert",
+            str(certs / "ca.pem"),
+            "--tlscert",
+            str(certs / "server-cert.pem"),
+            "--tlskey",
+            str(certs / "server-key.pem"),
             f"--bridge={bridge}",
             "--iptables=false",
             "--ip-masq=false",
@@ -61,7 +150,7 @@ def second_daemon(docker_client, lib_image):
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(docker.errors.DockerException):
-                client = docker.DockerClient(base_url=url, timeout=600)
+                client = docker.DockerClient(base_url=daemon.unix, timeout=600)
                 client.ping()
                 break
             if time.monotonic() > deadline or proc.poll() is not None:
@@ -70,11 +159,14 @@ def second_daemon(docker_client, lib_image):
         start = time.monotonic()
         save = subprocess.Popen(["docker", "save", lib_image], stdout=subprocess.PIPE)
         subprocess.run(
-            ["docker", "-H", url, "load", "-q"], stdin=save.stdout, check=True, capture_output=True
+            ["docker", "-H", daemon.unix, "load", "-q"], stdin=save.stdout, check=True, capture_output=True
         )
         save.wait(timeout=600)
-        print(f"\nsecond daemon at {url}; {lib_image} copied in {time.monotonic() - start:.0f}s")
-        yield url
+        print(
+            f"\nsecond daemon at {daemon.unix} and {daemon.tcp}; {lib_image} copied in "
+            f"{time.monotonic() - start:.0f}s"
+        )
+        yield daemon
     finally:
         if client is not None:
             for c in client.containers.list(all=True):
@@ -94,20 +186,20 @@ def second_daemon(docker_client, lib_image):
 
 @pytest.fixture(scope="module")
 def two_host_report(docker_client, lib_image, second_daemon):
-    hosts = [Host("local", docker_client), Host.connect(second_daemon)]
+    hosts = [Host("local", docker_client), Host.connect(second_daemon.tcp, second_daemon.tls())]
     plan = Plan(image=lib_image, variant="cpu", hosts=hosts, bindings=[], jobs=1)
-    plan.bindings = select(registered_bindings(hosts[0], lib_image, plan.run_id, []), ["ocean/*"])
+    plan.bindings = select(registered_bindings(hosts[0], plan), ["ocean/*"])
     return plan, run_matrix(plan)
 
 
 def test_bindings_spread_over_both_hosts(two_host_report, second_daemon):
     _, report = two_host_report
-    assert report.hosts == ["local", second_daemon]
+    assert report.hosts == ["local", second_daemon.tcp]
     by_env = {}
     for row in report.rows:
         by_env.setdefault(row.env, set()).add(row.host)
     assert all(len(hosts) == 1 for hosts in by_env.values()), "one binding, one host"
-    assert set().union(*by_env.values()) == {"local", second_daemon}
+    assert set().union(*by_env.values()) == {"local", second_daemon.tcp}
 
 
 def test_every_cell_ran(two_host_report):
@@ -121,3 +213,38 @@ def test_no_container_left_on_either_host(two_host_report):
     plan, _ = two_host_report
     for host in plan.hosts:
         assert host.client.containers.list(all=True, filters={"label": f"{LABEL}={plan.run_id}"}) == []
+
+
+def test_tls_from_the_environment_as_the_docker_cli_reads_it(second_daemon, tmp_path):
+    """DOCKER_HOST + DOCKER_TLS_VERIFY + DOCKER_CERT_PATH, as `docker` itself takes them."""
+    env = {
+        **os.environ,
+        "DOCKER_HOST": second_daemon.tcp,
+        "DOCKER_TLS_VERIFY": "1",
+        "DOCKER_CERT_PATH": str(second_daemon.certs),
+    }
+    res = subprocess.run(
+        [sys.executable, "-m", "pufferlib.tank.cli", "doctor", "--json", "--no-probe"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    docker_check = json.loads(res.stdout)["checks"][0]
+    assert docker_check["status"] == "pass" and second_daemon.tcp in docker_check["detail"], docker_check
+
+
+def test_a_daemon_certificate_from_another_ca_is_refused(second_daemon, tmp_path):
+    make_certificates(tmp_path / "other", name="other ca")
+    mine = second_daemon.certs
+    stranger = TlsOptions.resolve(
+        verify=True, cacert=tmp_path / "other" / "ca.pem", cert=mine / "cert.pem", key=mine / "key.pem"
+    )
+    with pytest.raises(TankError, match="cannot reach the Docker engine") as caught:
+        Host.connect(second_daemon.tcp, stranger)
+    assert "certificate" in caught.value.fix and "ca.pem" in caught.value.fix
+
+
+def test_plain_http_to_a_tls_daemon_fails_even_when_allowed(second_daemon):
+    with pytest.raises(TankError, match=f"cannot reach the Docker engine at {second_daemon.tcp}"):
+        Host.connect(second_daemon.tcp, insecure=True)

@@ -6,6 +6,8 @@ import pytest
 
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select
 
+pytestmark = pytest.mark.docker
+
 PLUGIN = Path(__file__).parent / "plugins" / "broken_bindings.py"
 
 
@@ -13,7 +15,7 @@ PLUGIN = Path(__file__).parent / "plugins" / "broken_bindings.py"
 def broken_run(docker_client, lib_image):
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2, plugins=[PLUGIN])
-    listed = registered_bindings(host, lib_image, plan.run_id, plan.plugins)
+    listed = registered_bindings(host, plan)
     plan.bindings = select(listed, ["test/*", "ocean/bandit"])
     report = run_matrix(plan)
     return plan, report

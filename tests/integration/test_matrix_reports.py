@@ -8,14 +8,14 @@ import pytest
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix, select
 from pufferlib.tank.report import load, write_all
 
+pytestmark = pytest.mark.docker
+
 
 @pytest.fixture(scope="module")
 def written(docker_client, lib_image, tmp_path_factory):
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2)
-    plan.bindings = select(
-        registered_bindings(host, lib_image, plan.run_id, []), ["ocean/spaces", "ocean/multiagent"]
-    )
+    plan.bindings = select(registered_bindings(host, plan), ["ocean/spaces", "ocean/multiagent"])
     report = run_matrix(plan)
     return report, write_all(report, tmp_path_factory.mktemp("report"))
 

@@ -21,7 +21,6 @@ docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip ins
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = "/src/provision/setup-host.sh"  # where the repository is mounted, read-only, in the container
 LABEL = "puffertank.test"
-FALLBACK_BASE = "puffertank/debian:bookworm"
 
 
 @dataclass
@@ -50,17 +49,9 @@ def docker_client() -> Iterator[docker.DockerClient]:
 @pytest.fixture(scope="session")
 def debian_base(docker_client: docker.DockerClient) -> str:
     """A local Debian 12 image (debootstrap + import), made by the image chain's helper when missing."""
-    try:
-        from pufferlib.tank.images import ensure_debian_base
-    except ImportError:
-        ensure_debian_base = None
-    if ensure_debian_base is not None:
-        return ensure_debian_base(docker_client)
-    try:
-        docker_client.images.get(FALLBACK_BASE)
-    except docker.errors.ImageNotFound:
-        pytest.fail(f"no Debian 12 base image: build {FALLBACK_BASE} (debootstrap + docker import)")
-    return FALLBACK_BASE
+    from pufferlib.tank.build.debian import ensure_debian_base
+
+    return ensure_debian_base(docker_client)
 
 
 class Box:
@@ -84,15 +75,18 @@ class Box:
 
 
 @contextlib.contextmanager
-def started_box(client: docker.DockerClient, image: str) -> Iterator[Box]:
+def started_box(
+    client: docker.DockerClient, image: str, volumes: dict | None = None, **kwargs
+) -> Iterator[Box]:
     """A fresh Debian 12 container with the repository mounted read-only at /src, removed on exit."""
     container = client.containers.run(
         image,
         ["sleep", "1800"],  # a ceiling on the container's life even if the removal below never runs
         detach=True,
         labels={LABEL: "provision", f"{LABEL}.run": uuid.uuid4().hex[:12]},
-        volumes={str(REPO): {"bind": "/src", "mode": "ro"}},
+        volumes={str(REPO): {"bind": "/src", "mode": "ro"}, **(volumes or {})},
         init=True,
+        **kwargs,
     )
     try:
         yield Box(container)
@@ -113,3 +107,53 @@ def module_box(docker_client: docker.DockerClient, debian_base: str) -> Iterator
     """One container shared by a module's tests (for steps that build on each other, or read-only checks)."""
     with started_box(docker_client, debian_base) as shared:
         yield shared
+
+
+@pytest.fixture(scope="session")
+def lib_image(docker_client: docker.DockerClient) -> Iterator[str]:
+    """The cpu image chain as `puffertank build` makes it (reused when its inputs are unchanged), under a tag
+    of this session's own so a concurrent rebuild cannot retire it. A Debian 12 system with Python 3.11 and
+    the packages the host tooling imports: the stand-in for a provisioned host in the verify tests."""
+    from pufferlib.tank.build.chain import build_chain
+    from pufferlib.tank.build.options import BuildOptions
+
+    result = build_chain(BuildOptions(variant="cpu"), docker_client)
+    tag = uuid.uuid4().hex[:12]
+    docker_client.images.get(result.stages["lib"].image_id).tag("puffertank-provision/lib", tag)
+    yield f"puffertank-provision/lib:{tag}"
+    with contextlib.suppress(docker.errors.APIError):
+        docker_client.images.remove(f"puffertank-provision/lib:{tag}")
+
+
+SOCKET = "/var/run/docker.sock"
+
+INSTALL_TOOLING = r"""
+set -e
+python=$(readlink -f /opt/venv/bin/python)
+"$python" -m venv --without-pip /opt/puffertank/venv
+site=$(/opt/puffertank/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+printf '%s\n' /src /opt/tank-extra /opt/venv/lib/python3.11/site-packages >"$site/puffertank-test.pth"
+cat >/opt/puffertank/venv/bin/puffertank <<'EOF'
+#!/opt/puffertank/venv/bin/python
+import sys
+from pufferlib.tank.cli import main
+sys.exit(main())
+EOF
+chmod 755 /opt/puffertank/venv/bin/puffertank
+"""
+
+
+@pytest.fixture(scope="module")
+def tooled_host(docker_client: docker.DockerClient, lib_image: str) -> Iterator[Box]:
+    """A provisioned host's stand-in: a container of the cpu lib image (Debian 12, Python 3.11 and the
+    packages the host tooling imports) with the engine's socket, so doctor checks a real engine, and the
+    host tooling where the image step puts it, /opt/puffertank/venv: a venv whose puffertank command runs
+    this checkout's pufferlib (/src) with the Docker SDK this test run uses."""
+    if not Path(SOCKET).is_socket():
+        pytest.fail(f"these tests hand the engine's socket to a container: no {SOCKET} here")
+    sdk = str(Path(docker.__file__).parent)
+    volumes = {SOCKET: {"bind": SOCKET, "mode": "rw"}, sdk: {"bind": "/opt/tank-extra/docker", "mode": "ro"}}
+    with started_box(docker_client, lib_image, volumes=volumes, user="root", entrypoint=[]) as box:
+        made = box.sh(INSTALL_TOOLING)
+        assert made.rc == 0, made
+        yield box

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.docker
+
+REPO = Path(__file__).resolve().parents[2]
+FACTS = tomllib.loads((REPO / "docker" / "cuda.toml").read_text())
+TORCH = re.search(r"^torch==(\S+)", (REPO / "docker" / "constraints" / "base.txt").read_text(), re.M).group(1)
+IMAGE_CUDA = FACTS["pypi_torch_cuda"][TORCH]
+IMAGE_FLOOR = FACTS["compat_floor"][IMAGE_CUDA.split(".")[0]].split(".")[0]
 
 
 @pytest.mark.parametrize(
@@ -30,17 +40,19 @@ def test_real_run_needs_root(box) -> None:
     assert "run as root" in res.out, res
 
 
-def test_debian_driver_with_cuda13_image_is_refused(box) -> None:
+def test_debian_driver_with_the_default_cuda_image_is_refused(box) -> None:
     res = box.setup("--dry-run", "--variant", "cuda", "--driver", "debian", timeout=60)
     assert res.rc == 1, res
-    for text in ("CUDA 13.0", "driver >= 580", "535", "--torch-index", "--driver cuda"):
+    debian = FACTS["driver_branch"]["debian"]
+    for text in (f"CUDA {IMAGE_CUDA}", f"driver >= {IMAGE_FLOOR}", debian, "--torch-index", "--driver cuda"):
         assert text in res.out, f"{text!r} missing from:\n{res.out}"
 
 
-def test_old_cuda_repo_branch_with_cuda13_image_is_refused(box) -> None:
-    res = box.setup("--dry-run", "--variant", "cuda", "--driver-branch", "570", timeout=60)
+def test_old_cuda_repo_branch_with_the_default_cuda_image_is_refused(box) -> None:
+    older = str(int(IMAGE_FLOOR) - 10)
+    res = box.setup("--dry-run", "--variant", "cuda", "--driver-branch", older, timeout=60)
     assert res.rc == 1, res
-    assert "driver/CUDA mismatch" in res.out and "570" in res.out, res
+    assert "driver/CUDA mismatch" in res.out and older in res.out, res
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The provisioning script (and the dev container's helper scripts) pass shellcheck with no findings."""
+"""The provisioning scripts, the dev container's helpers and the image's shell files pass shellcheck."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ def test_scripts_are_shellcheck_clean() -> None:
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         pytest.fail("shellcheck is not installed: apt-get install shellcheck")
-    scripts = [REPO / "provision" / "setup-host.sh", *sorted((REPO / ".devcontainer").glob("*.sh"))]
+    scripts = [
+        *sorted((REPO / "provision").glob("*.sh")),
+        *sorted((REPO / ".devcontainer").glob("*.sh")),
+        REPO / "docker" / "entrypoint.sh",
+        REPO / "docker" / "bashrc",
+    ]
     res = subprocess.run(
         [shellcheck, "-x", "--severity=style", *map(str, scripts)],
         capture_output=True,

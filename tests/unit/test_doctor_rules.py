@@ -1,12 +1,22 @@
-"""The doctor's rules: driver vs CUDA, versions, host facts read from /proc and /sys, exit code, output."""
+"""The doctor's rules: driver vs CUDA (against docker/cuda.toml), versions, host facts read from /proc and
+/sys, the auto variant, exit code, output."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from pufferlib.tank import doctor
+from pufferlib.tank import cuda, doctor, variant
 from pufferlib.tank.cli import build_parser
 from pufferlib.tank.doctor import FAIL, PASS, SKIP, WARN, Check
+from pufferlib.tank.errors import TankError
+
+REPO = Path(__file__).resolve().parents[2]
+FACTS = cuda.facts(REPO)
 
 
 @pytest.mark.parametrize(
@@ -25,21 +35,35 @@ from pufferlib.tank.doctor import FAIL, PASS, SKIP, WARN, Check
     ],
 )
 def test_driver_vs_cuda(driver: str, cuda: str, status: str) -> None:
-    got, why = doctor.driver_vs_cuda(driver, cuda)
+    got, why = doctor.driver_vs_cuda(driver, cuda, FACTS)
     assert got == status, why
     assert driver in why and cuda in why
 
 
 def test_version_tuple() -> None:
-    assert doctor.version_tuple("580.65.06") == (580, 65, 6)
-    assert doctor.version_tuple("20.10.24+dfsg1") == (20, 10, 24)
+    assert cuda.version_tuple("580.65.06") == (580, 65, 6)
+    assert cuda.version_tuple("20.10.24+dfsg1") == (20, 10, 24)
     with pytest.raises(ValueError, match="not a version"):
-        doctor.version_tuple("unknown")
+        cuda.version_tuple("unknown")
 
 
 def test_torch_index_for_old_drivers() -> None:
-    assert doctor.torch_index_for_driver("535.309.01") == "https://download.pytorch.org/whl/cu126"
-    assert doctor.torch_index_for_driver("470.256.02") is None  # too old for any CUDA 12 build
+    assert doctor.torch_index_for_driver("535.309.01", FACTS) == "https://download.pytorch.org/whl/cu126"
+    assert doctor.torch_index_for_driver("470.256.02", FACTS) is None  # too old for any CUDA 12 build
+
+
+def test_cuda_of_index() -> None:
+    assert cuda.cuda_of_index("https://download.pytorch.org/whl/cu126") == "12.6"
+    assert cuda.cuda_of_index("https://download.pytorch.org/whl/cu130/") == "13.0"
+    assert cuda.cuda_of_index("https://example.invalid/simple") is None
+
+
+def test_a_broken_facts_file_names_itself(tmp_path) -> None:
+    broken = tmp_path / "cuda.toml"
+    broken.write_text("[min_driver]\n")
+    with pytest.raises(TankError, match="lacks the table") as caught:
+        cuda.load(broken)
+    assert str(broken) in caught.value.message and caught.value.fix
 
 
 def test_loaded_driver_reads_proc_format(tmp_path) -> None:
@@ -64,8 +88,21 @@ def test_nvidia_gpus_from_sysfs(tmp_path) -> None:
     device("0000:01:00.0", "0x10de", "0x030000")  # an NVIDIA VGA controller (a 4090)
     device("0000:01:00.1", "0x10de", "0x040300")  # its HDMI audio function: not a GPU
     device("0000:00:02.0", "0x8086", "0x030000")  # an Intel iGPU
-    assert doctor.nvidia_pci_gpus(tmp_path) == ["0000:01:00.0"]
-    assert doctor.nvidia_pci_gpus(tmp_path / "absent") == []
+    assert variant.nvidia_gpus(tmp_path) == ["0000:01:00.0"]
+    assert variant.nvidia_gpus(tmp_path / "absent") == []
+    assert variant.auto_variant(tmp_path) == "cuda"
+    (tmp_path / "0000:01:00.0" / "vendor").write_text("0x1002\n")  # the same slot with an AMD card
+    assert variant.auto_variant(tmp_path) == "cpu"
+
+
+def test_variant_runs_without_the_package() -> None:
+    """The shell side runs the rule before the host venv exists: python3 pufferlib/tank/variant.py."""
+    script = REPO / "pufferlib" / "tank" / "variant.py"
+    res = subprocess.run(
+        [sys.executable, "-I", "-S", str(script), "--explain"], capture_output=True, text=True, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split(":")[0] == variant.auto_variant()
 
 
 def test_exit_code_only_fails_count() -> None:
@@ -93,3 +130,13 @@ def test_doctor_subcommand_registered() -> None:
     args = build_parser().parse_args(["doctor", "--json", "--no-probe"])
     assert args.func is doctor.cmd_doctor
     assert args.json and args.no_probe
+
+
+def test_json_report_shape() -> None:
+    """`doctor --json` is read by provision/setup-host.sh: these fields are its contract (docs/images.md)."""
+    checks = [Check("docker", PASS, "ok"), Check("shm", WARN, "small", "remount")]
+    data = json.loads(json.dumps(doctor.report(checks)))
+    assert set(data) == {"schema", "variant", "checks", "summary", "exit_code"}
+    assert data["schema"] == doctor.JSON_SCHEMA and data["variant"] in ("cpu", "cuda")
+    assert data["checks"][1] == {"name": "shm", "status": "warn", "detail": "small", "fix": "remount"}
+    assert data["summary"] == {"pass": 1, "warn": 1, "fail": 0, "skip": 0} and data["exit_code"] == 0

@@ -1,0 +1,214 @@
+"""BuildKit builds through a docker *CLI*: the Docker SDK's build API drives only the legacy builder, which
+rejects `RUN --mount` (our secrets and caches). The client is found at run time: `docker buildx` where
+installed, otherwise a client older than 23.0 with DOCKER_BUILDKIT=1 (PUFFERTANK_DOCKER_CLI picks one)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pufferlib.tank.errors import TankError
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BuildCli:
+    """How to invoke a BuildKit build: `argv_prefix + [build args...]` with `env` added to os.environ."""
+
+    path: str
+    argv_prefix: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    kind: str  # "buildx" or "docker-buildkit"
+    version: str
+
+    def describe(self) -> str:
+        return f"{' '.join(self.argv_prefix)} ({self.kind}, client {self.version})"
+
+
+def candidate_clis() -> list[str]:
+    """Every docker executable worth trying, the user's choice first, then PATH order, then known spots."""
+    found: list[str] = []
+    override = os.environ.get("PUFFERTANK_DOCKER_CLI")
+    if override:
+        found.append(override)
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(directory or ".") / "docker"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            found.append(str(candidate))
+    for extra in ("/usr/bin/docker", "/usr/local/bin/docker", "/bin/docker"):
+        if Path(extra).is_file():
+            found.append(extra)
+    unique: list[str] = []
+    seen: set[str] = set()
+    for path in found:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            unique.append(path)
+    return unique
+
+
+def _run_quiet(argv: list[str], timeout: float = 20) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def client_version(path: str) -> str | None:
+    res = _run_quiet([path, "version", "--format", "{{.Client.Version}}"])
+    if res is None or not res.stdout.strip():
+        return None
+    return res.stdout.strip().splitlines()[0]
+
+
+def _major(version: str) -> int:
+    match = re.match(r"(\d+)", version)
+    return int(match.group(1)) if match else 0
+
+
+def probe_cli(path: str) -> BuildCli | None:
+    """A BuildCli for this executable if it can run BuildKit builds, else None.
+
+    `docker buildx` (real hosts) is preferred. Without buildx, clients before 23.0 still run BuildKit
+    through DOCKER_BUILDKIT=1; from 23.0 on that path needs buildx, so such a client is rejected.
+    """
+    res = _run_quiet([path, "buildx", "version"])
+    version = client_version(path)
+    if res is not None and res.returncode == 0:
+        return BuildCli(path, (path, "buildx", "build"), (), "buildx", version or "?")
+    if version and _major(version) < 23:
+        return BuildCli(path, (path, "build"), (("DOCKER_BUILDKIT", "1"),), "docker-buildkit", version)
+    return None
+
+
+@functools.cache
+def find_build_cli() -> BuildCli:
+    """The first BuildKit-capable docker client, or a TankError listing what was tried and the fix."""
+    tried: list[str] = []
+    for path in candidate_clis():
+        cli = probe_cli(path)
+        if cli is not None:
+            return cli
+        tried.append(f"{path} (client {client_version(path) or 'unknown'}, no buildx)")
+    if not tried and not shutil.which("docker"):
+        tried.append("no docker executable on PATH")
+    raise TankError(
+        "no BuildKit-capable docker client found (tried: " + "; ".join(tried) + ")",
+        "install the buildx plugin (apt-get install docker-buildx, or docker-buildx-plugin from Docker's "
+        "repository), or point PUFFERTANK_DOCKER_CLI at a docker client older than 23.0 (e.g. Debian's "
+        "docker.io 20.10)",
+    )
+
+
+_STEP_RE = re.compile(r"^#(\d+) \[([^\]]+)\] (.*)$")
+_DONE_RE = re.compile(r"^#(\d+) (DONE [\d.]+s|CACHED)$")
+_ERROR_RE = re.compile(r"^#(\d+) ERROR: (.*)$")
+
+
+class BuildFailed(TankError):
+    pass
+
+
+def one_line(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def run_buildkit(
+    cli: BuildCli,
+    args: list[str],
+    *,
+    stage: str,
+    timeout: float,
+    verbose: bool,
+    log: Log,
+    log_file: Path,
+) -> tuple[int, int]:
+    """Run one build, printing one line per step; on failure raise naming the stage, step and log tail.
+
+    Returns (RUN/COPY steps, how many of them came from the cache): a build with none cached is cold.
+    """
+    env = {**os.environ, **dict(cli.env)}
+    argv = [*cli.argv_prefix, "--progress=plain", *args]
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    steps: dict[str, str] = {}
+    tail: deque[str] = deque(maxlen=4000)
+    failed: list[tuple[str, str]] = []
+    done: dict[str, bool] = {}  # step id -> came from the cache
+    timed_out = threading.Event()
+    with open(log_file, "w") as record:
+        record.write(" ".join(argv) + "\n")
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=env,
+            start_new_session=True,
+        )
+
+        def on_timeout() -> None:
+            timed_out.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 15)
+
+        timer = threading.Timer(timeout, on_timeout)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            for raw in proc.stdout:
+                line = raw.rstrip("\n")
+                record.write(raw)
+                tail.append(line)
+                if verbose:
+                    log(f"  {stage} | {line}")
+                if m := _STEP_RE.match(line):
+                    if not m.group(2).startswith("internal") and m.group(1) not in steps:
+                        steps[m.group(1)] = f"[{m.group(2)}] {m.group(3)}"
+                elif (m := _DONE_RE.match(line)) and m.group(1) in steps:
+                    done[m.group(1)] = m.group(2) == "CACHED"
+                    if not verbose:
+                        took = "cached" if done[m.group(1)] else m.group(2)[5:]
+                        log(f"  {stage:<4} {one_line(steps[m.group(1)], 90)}  {took}")
+                elif m := _ERROR_RE.match(line):
+                    failed.append((m.group(1), m.group(2)))
+            rc = proc.wait()
+        except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: stop the client (BuildKit then cancels the build)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 15)
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+    if timed_out.is_set():
+        raise BuildFailed(
+            f"stage {stage}: the build did not finish within {timeout:.0f} s and was stopped. "
+            f"Full log: {log_file}",
+            "--timeout to allow longer",
+        )
+    if rc != 0:
+        step_id, reason = failed[-1] if failed else ("", "")
+        step = steps.get(step_id, "(before any step: reading the Dockerfile or the context)")
+        own = [ln for ln in tail if step_id and ln.startswith(f"#{step_id} ")]
+        shown = (own or list(tail))[-30:]
+        raise BuildFailed(
+            f"stage {stage} failed at step {one_line(step, 160)}\n"
+            + (f"  reason: {reason}\n" if reason else "")
+            + "--- last log lines ---\n"
+            + "\n".join(shown)
+            + f"\n--- full log: {log_file}"
+        )
+    work = [i for i, text in steps.items() if re.match(r"\[[^\]]*\] (RUN|COPY|ADD)\b", text) and i in done]
+    return len(work), sum(done[i] for i in work)

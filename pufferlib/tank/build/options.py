@@ -1,0 +1,62 @@
+"""BuildOptions: what `puffertank build` (or a test) asked for, validated before anything runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pufferlib.tank.errors import TankError
+from pufferlib.tank.names import NAMESPACE, STAGES, VARIANTS, image_ref
+
+DEFAULT_BASE_IMAGE = "debian:12-slim"
+
+
+@dataclass
+class BuildOptions:
+    variant: str = "cpu"
+    stage: str = "all"  # the stage to end at; the ones below are built (or reused) first
+    base_image: str = DEFAULT_BASE_IMAGE
+    wheelhouse: Path | None = None  # None: pip's find-links, when it holds the CPU torch wheel (cpu only)
+    ca_cert: Path | None = None  # None: the host's bundle (pip's cert, SSL_CERT_FILE, ...), if any
+    use_ca_cert: bool = True
+    torch_index: str | None = None
+    cuda_version: str | None = None
+    uid: int = 1000
+    gid: int = 1000
+    no_cache: bool = False
+    namespace: str = NAMESPACE
+    source: Path | None = None
+    timeout: float = 3600.0  # per stage
+    verbose: bool = False
+    keep_old: bool = False  # keep the previous content-hash tags (default: untag them, freeing the space)
+
+    def validate(self) -> None:
+        if self.variant not in VARIANTS:
+            raise TankError(f"unknown variant {self.variant!r}", f"choose one of {', '.join(VARIANTS)}")
+        if self.stage not in (*STAGES, "all"):
+            raise TankError(f"unknown stage {self.stage!r}", f"choose one of {', '.join(STAGES)}, all")
+        if self.cuda_version is not None and not re.fullmatch(r"\d+\.\d+", self.cuda_version):
+            raise TankError(
+                f"--cuda-version {self.cuda_version!r} is not MAJOR.MINOR", "e.g. --cuda-version 12.6"
+            )
+        if self.variant == "cpu" and self.cuda_version not in (None, "none"):
+            raise TankError("--cuda-version only applies to --variant cuda", "add --variant cuda or drop it")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._/-]*", self.namespace):
+            raise TankError(
+                f"--namespace {self.namespace!r} is not a valid image repository prefix",
+                "use lowercase letters, digits and . _ / -",
+            )
+        for name in ("uid", "gid"):
+            if not 1 <= getattr(self, name) < 2**31:
+                raise TankError(
+                    f"--{name} must be a positive number (not root): got {getattr(self, name)}",
+                    f"pass --{name} $(id -{name[0]})",
+                )
+
+    def targets(self) -> list[str]:
+        end = "lib" if self.stage == "all" else self.stage
+        return list(STAGES[: STAGES.index(end) + 1])
+
+    def tag(self, stage: str) -> str:
+        return image_ref(stage, self.variant, self.namespace)

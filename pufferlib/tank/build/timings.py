@@ -1,0 +1,173 @@
+"""What each build took, kept on disk, and the budgets table `puffertank build --timings` shows.
+
+Sizes come from the engine, the import time is measured now, build times come from the record. Budgets
+are shown beside what was measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+
+import docker  # docker.errors comes with it
+
+from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.containers import RunSpec, run_captured
+from pufferlib.tank.errors import TankError
+from pufferlib.tank.names import HASH_LABEL, STAGES
+from pufferlib.tank.paths import cache_dir
+
+TIMINGS_FILE = "timings.json"
+BUDGETS = {
+    "lib_rebuild_s": 10.0,
+    "import_s": 2.5,
+    "cpu_lib_above_base_gb": 2.0,
+    "cuda_lib_gb": 7.0,
+    "cold_cpu_chain_s": 600.0,
+}
+
+
+def record(run: dict) -> None:
+    """Append one build (ChainResult.record()) to the file, keeping the last 200."""
+    path = cache_dir() / TIMINGS_FILE
+    runs = [*load(), {"when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **run}]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(runs[-200:], indent=1))
+    tmp.replace(path)
+
+
+def load() -> list[dict]:
+    path = cache_dir() / TIMINGS_FILE
+    try:
+        return json.loads(path.read_text()) if path.is_file() else []
+    except (OSError, ValueError):
+        return []
+
+
+def measure_import(client: docker.DockerClient, image: str, repeats: int = 3) -> list[float]:
+    """Wall times of `docker run --rm IMAGE python -c 'import pufferlib, torch'` (create to removal)."""
+    times: list[float] = []
+    for _ in range(repeats):
+        spec = RunSpec(
+            image,
+            ["python", "-c", "import pufferlib, torch"],
+            gpus="none",
+            shm_size="1g",  # given, so no extra engine query is timed
+            timeout=120,
+            labels={"puffertank.purpose": "timings"},
+        )
+        result = run_captured(client, spec)
+        if result.exit_code != 0:
+            raise TankError(
+                f"`python -c 'import pufferlib, torch'` failed in {image} (exit {result.exit_code}):\n"
+                f"{result.stderr[-2000:]}",
+                f"rebuild it: puffertank build --variant {image.rsplit(':', 1)[-1]}",
+            )
+        times.append(result.seconds)
+    return times
+
+
+def report(client: docker.DockerClient, opts: BuildOptions) -> str:
+    """The budgets table: sizes from the engine, import time measured now, build times from the record."""
+    rows: list[tuple[str, str, str, str]] = []
+    sizes: dict[str, float] = {}
+    lines = [f"Images ({opts.variant}):"]
+    for stage in STAGES:
+        try:
+            image = client.images.get(opts.tag(stage))
+        except docker.errors.ImageNotFound:
+            lines.append(f"  {opts.tag(stage):<28} not built")
+            continue
+        sizes[stage] = image.attrs["Size"] / 1e9
+        lines.append(
+            f"  {opts.tag(stage):<28} {sizes[stage]:6.2f} GB  {image.labels.get(HASH_LABEL, '')[:12]}"
+        )
+    runs = [r for r in load() if r.get("variant") == opts.variant]
+
+    def status(value: float | None, budget: float) -> str:
+        return "-" if value is None else ("ok" if value <= budget else "OVER")
+
+    incremental = [
+        r
+        for r in runs
+        if r["stages"].get("lib", {}).get("status") == "built"
+        and all(r["stages"].get(s, {}).get("status") == "reused" for s in ("base", "envs"))
+    ]
+    lib_s = incremental[-1]["stages"]["lib"]["seconds"] if incremental else None
+    rows.append(
+        (
+            "lib rebuild after an edit",
+            f"<= {BUDGETS['lib_rebuild_s']:.0f} s",
+            f"{lib_s:.1f} s (last lib-only build)" if lib_s is not None else "no lib-only build recorded",
+            status(lib_s, BUDGETS["lib_rebuild_s"]),
+        )
+    )
+    if "lib" in sizes:
+        times = measure_import(client, opts.tag("lib"))
+        import_s = sorted(times)[len(times) // 2]
+        rows.append(
+            (
+                "docker run --rm: import pufferlib, torch",
+                f"<= {BUDGETS['import_s']} s",
+                f"{import_s:.2f} s (median of {len(times)}, now)",
+                status(import_s, BUDGETS["import_s"]),
+            )
+        )
+        lib = client.images.get(opts.tag("lib"))
+        base_ref = lib.labels.get("puffertank.debian-base-id") or lib.labels.get("puffertank.debian-base", "")
+        try:
+            debian = client.images.get(base_ref).attrs["Size"] / 1e9 if base_ref else None
+        except docker.errors.ImageNotFound:
+            debian = None
+        if opts.variant == "cpu":
+            above = sizes["lib"] - debian if debian is not None else None
+            rows.append(
+                (
+                    "cpu lib image above its Debian base",
+                    f"<= {BUDGETS['cpu_lib_above_base_gb']:.0f} GB",
+                    f"{above:.2f} GB ({sizes['lib']:.2f} - {debian:.2f})"
+                    if above is not None
+                    else "base not found",
+                    status(above, BUDGETS["cpu_lib_above_base_gb"]),
+                )
+            )
+        else:
+            rows.append(
+                (
+                    "cuda lib image",
+                    f"<= {BUDGETS['cuda_lib_gb']:.0f} GB",
+                    f"{sizes['lib']:.2f} GB",
+                    status(sizes["lib"], BUDGETS["cuda_lib_gb"]),
+                )
+            )
+
+    def cold(run: dict) -> bool:
+        stages = [run["stages"].get(s, {}) for s in STAGES]
+        return all(s.get("status") == "built" and s.get("steps") and not s.get("cached") for s in stages)
+
+    full = [r for r in runs if cold(r)]
+    chain_s = full[-1]["seconds"] if full else None
+    rows.append(
+        (
+            f"{opts.variant} chain from a cold cache",
+            f"<= {BUDGETS['cold_cpu_chain_s'] / 60:.0f} min" if opts.variant == "cpu" else "-",
+            (
+                f"{chain_s / 60:.1f} min (last, {full[-1]['when']})"
+                if chain_s is not None
+                else "none recorded (a build where no step came from the cache)"
+            ),
+            status(chain_s, BUDGETS["cold_cpu_chain_s"]) if opts.variant == "cpu" else "-",
+        )
+    )
+    width = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines.append("Budgets:")
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(width[i]) for i, cell in enumerate(row)).rstrip())
+    load_avg = os.getloadavg()[0]
+    lines.append(
+        f"(build times recorded in {cache_dir() / TIMINGS_FILE}; load average now {load_avg:.1f} on "
+        f"{os.cpu_count()} cores: times are noisy on a busy machine)"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""The "auto" image variant: the one rule for choosing cpu or cuda on a machine.
+
+    cuda  when the machine has an NVIDIA display/3D controller on its PCI bus
+          (a /sys/bus/pci/devices/*/ with vendor 0x10de and a class starting 0x03),
+    cpu   otherwise.
+
+The rule looks at the hardware only, not at the driver or Docker's NVIDIA runtime: on a GPU box whose
+driver or runtime is missing, the cuda variant is still the right image, and doctor and the matrix (whose
+GPU checks then fail) say what to fix. `puffertank variant` prints the answer; this file needs only the
+standard library, so a shell without the host venv can run it as `python3 pufferlib/tank/variant.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NVIDIA_VENDOR = "0x10de"
+DISPLAY_CLASS = "0x03"  # PCI base class 03: display controllers (VGA, 3D); 0x0403 is a GPU's HDMI audio
+PCI_DEVICES = Path("/sys/bus/pci/devices")
+
+
+def nvidia_gpus(sysfs: Path = PCI_DEVICES) -> list[str]:
+    """PCI addresses of NVIDIA display/3D controllers, whether or not a driver is loaded."""
+    found = []
+    for dev in sorted(sysfs.glob("*")) if sysfs.is_dir() else []:
+        try:
+            vendor = (dev / "vendor").read_text().strip()
+            klass = (dev / "class").read_text().strip()
+        except OSError:
+            continue
+        if vendor == NVIDIA_VENDOR and klass.startswith(DISPLAY_CLASS):
+            found.append(dev.name)
+    return found
+
+
+def auto_variant(sysfs: Path = PCI_DEVICES) -> str:
+    """'cuda' when this machine has an NVIDIA GPU on its PCI bus, else 'cpu'."""
+    return "cuda" if nvidia_gpus(sysfs) else "cpu"
+
+
+def explain(sysfs: Path = PCI_DEVICES) -> str:
+    gpus = nvidia_gpus(sysfs)
+    if gpus:
+        return f"cuda: NVIDIA GPU(s) on the PCI bus at {', '.join(gpus)}"
+    return f"cpu: no NVIDIA display controller (vendor {NVIDIA_VENDOR}, class {DISPLAY_CLASS}xxxx) in {sysfs}"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "variant",
+        help="print the image variant for this machine (cuda with an NVIDIA GPU, else cpu)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--explain", action="store_true", help="also say why")
+    p.set_defaults(func=cmd_variant)
+
+
+def cmd_variant(args: argparse.Namespace) -> int:
+    print(explain() if args.explain else auto_variant())
+    return 0
+
+
+if __name__ == "__main__":  # python3 pufferlib/tank/variant.py [--explain], before the host venv exists
+    parser = argparse.ArgumentParser(prog="variant.py", description="print cpu or cuda for this machine")
+    parser.add_argument("--explain", action="store_true", help="also say why")
+    sys.exit(cmd_variant(parser.parse_args()))
