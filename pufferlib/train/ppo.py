@@ -454,6 +454,7 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
         np.random.seed(tc["seed"])
         device = resolve_device(tc["device"])
         vecenv = make_vecenv(binding, cfg)
+        judge = None
         try:
             policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
             agent = policy
@@ -463,11 +464,13 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
             # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
             optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
             run = Runner.create(vecenv, agent, cfg, device)
-            run.judge = versus.judge(binding, cfg, agent, device, vecenv)
+            run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
             vecenv.async_reset(tc["seed"])
             summary = _loop(env_name, solved_score, cfg, run, policy, agent, optimizer, start, hooks)
         finally:
             vecenv.close()
+            if judge is not None:
+                judge.close()
     return summary
 
 
