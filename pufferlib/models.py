@@ -4,7 +4,8 @@ Each splits its forward pass into `encode_observations` (obs -> hidden) and `dec
 (hidden -> logits, value) so that `LSTMWrapper` can put a recurrent cell in between.
 
 Logits follow the flat action space: a list of tensors for MultiDiscrete (one per branch), a
-tensor for Discrete, a torch Normal for Box.
+tensor for Discrete, a torch Normal for Box (CleanRL's ppo_continuous_action head: a linear mean
+and a state-independent log-std, a learned parameter starting at 0, i.e. std 1).
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ class ActionHead(nn.Module):
             self.sizes = [int(n) for n in action_space.nvec.reshape(-1)]
         elif isinstance(action_space, spaces.Box):
             self.sizes = []
-            dim = int(np.prod(action_space.shape))
+            self.shape = tuple(action_space.shape)
+            dim = int(np.prod(self.shape))
             self.mean = layer_init(nn.Linear(hidden_size, dim), std=0.01)
-            self.logstd = nn.Parameter(torch.zeros(1, dim))
+            self.logstd = nn.Parameter(torch.zeros(1, dim))  # state-independent, as in CleanRL
             return
         else:
             raise TypeError(f"Unsupported action space {action_space}")
@@ -56,7 +58,9 @@ class ActionHead(nn.Module):
     def forward(self, hidden: torch.Tensor):
         if not self.sizes:
             mean = self.mean(hidden)
-            return torch.distributions.Normal(mean, self.logstd.expand_as(mean).exp())
+            std = self.logstd.expand_as(mean).exp()
+            shape = (hidden.shape[0], *self.shape)  # a multi-dimensional Box keeps its shape
+            return torch.distributions.Normal(mean.reshape(shape), std.reshape(shape))
         logits = self.linear(hidden)
         if isinstance(self.space, spaces.Discrete):
             return logits

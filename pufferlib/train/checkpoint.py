@@ -1,8 +1,9 @@
 """Checkpoints: save a policy with the config that shaped it; load it back. Nothing else.
 
 A checkpoint is one `torch.save` dict: env name, the full resolved config, the policy's state
-dict, steps and mean return at save time. It holds only tensors and plain Python values, so it
-loads with `torch.load(weights_only=True)` (no pickled code runs).
+dict, steps and mean return at save time, and the observation/reward normalisation statistics
+(`normalize`) when the run kept them (train/normalize.py). It holds only tensors and plain Python
+values, so it loads with `torch.load(weights_only=True)` (no pickled code runs).
 """
 
 from __future__ import annotations
@@ -32,9 +33,17 @@ def run_dir(checkpoint_dir: str | Path, env_name: str) -> Path | None:
 
 
 def save(
-    run_dir: Path, env_name: str, cfg: Config, policy: nn.Module, steps: int, update: int, mean_return
+    run_dir: Path,
+    env_name: str,
+    cfg: Config,
+    policy: nn.Module,
+    steps: int,
+    update: int,
+    mean_return,
+    normalize: dict[str, Any] | None = None,
 ) -> Path:
-    """Write `run_dir/model_<update>.pt` (atomically) and return its path."""
+    """Write `run_dir/model_<update>.pt` (atomically) and return its path. `normalize`: the run's
+    normalisation statistics (normalize.state), which the policy needs to act as it was trained."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / f"model_{update:06d}.pt"
     payload = {
@@ -46,6 +55,8 @@ def save(
         "mean_return": mean_return,
         "pufferlib_version": pufferlib.__version__,
     }
+    if normalize is not None:
+        payload["normalize"] = normalize
     tmp = path.with_suffix(".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)  # never a half-written file under the final name

@@ -24,7 +24,10 @@ from typing import Any
 
 CONFIG_DIR = Path(__file__).parent / "config"
 OPEN_SECTIONS = ("policy", "env")
-CHOICES = {("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray")}
+CHOICES = {
+    ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
+    ("train", "solve_metric"): ("return", "win_rate"),
+}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 Config = dict[str, dict[str, Any]]

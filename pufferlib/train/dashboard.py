@@ -60,7 +60,10 @@ def render(p: dict[str, Any]) -> Group:
     head.add_row("steps", f"{_fmt(p['steps'])} / {_fmt(p['total_timesteps'])}", "SPS", _fmt(int(p["sps"])))
     head.add_row("elapsed", _duration(p["elapsed"]), "left", _duration(time_left(p)))
     head.add_row("episodes", _fmt(p["episodes"]), "update", _fmt(p["update"]))
-    head.add_row("return", _fmt(p["mean_return"]), "", reached)
+    judged = p.get("solve_metric") == "win_rate"  # self-play: the score is a win rate (versus.py)
+    head.add_row("return", _fmt(p["mean_return"]), "", "" if judged else reached)
+    if judged:
+        head.add_row("win rate", _fmt(p["score"]), "", reached)
     head.add_row("length", _fmt(p["mean_length"], 1), "", "")
 
     losses = Table(title="losses", title_justify="left", show_header=False, box=None, padding=(0, 2))

@@ -43,10 +43,17 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint
+from pufferlib.train import checkpoint, normalize, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
-from pufferlib.train.setup import check_config, make_policy, make_vecenv, resolve_device, torch_settings
+from pufferlib.train.setup import (
+    check_config,
+    make_policy,
+    make_vecenv,
+    resolve_device,
+    solve_score,
+    torch_settings,
+)
 
 
 def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
@@ -132,6 +139,7 @@ class Runner:
     window: int
     steps: int = 0
     episodes: int = 0
+    judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean return (versus.py)
 
     @classmethod
     def create(cls, vecenv: Any, agent: nn.Module, cfg: Config, device: str) -> Runner:
@@ -178,10 +186,20 @@ class Runner:
         values = self.episode_stats.get(key)
         return float(np.mean(values)) if values else None
 
-    def solved(self, score: float | None) -> bool:
-        """The mean return of the last solve_window episodes reaches the env's score."""
+    def score(self) -> float | None:
+        """What `solved` compares: the judge's score (train.solve_metric), else the mean return of
+        the last solve_window episodes (None until that many ended)."""
+        if self.judge is not None:
+            return self.judge(self.steps)
         values = self.episode_stats.get("episode_return")
-        return bool(score is not None and values and len(values) >= self.window and np.mean(values) >= score)
+        return float(np.mean(values)) if values and len(values) >= self.window else None
+
+    def solved(self, score: float | None) -> bool:
+        """The score reaches the solved score."""
+        if score is None:
+            return False
+        value = self.score()
+        return value is not None and value >= score
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,23 +448,29 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
     tc = cfg["train"]
     binding = envs.get(env_name)
     check_config(cfg)
+    solved_score = solve_score(binding, cfg)
     with torch_settings(tc["torch_threads"]):
         torch.manual_seed(tc["seed"])
         np.random.seed(tc["seed"])
         device = resolve_device(tc["device"])
         vecenv = make_vecenv(binding, cfg)
+        judge = None
         try:
             policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
             agent = policy
             if tc["compile"]:
                 agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+                agent.mask_layout = policy.mask_layout
             # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
             optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
             run = Runner.create(vecenv, agent, cfg, device)
+            run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
             vecenv.async_reset(tc["seed"])
-            summary = _loop(env_name, binding.solved, cfg, run, policy, agent, optimizer, start, hooks)
+            summary = _loop(env_name, solved_score, cfg, run, policy, agent, optimizer, start, hooks)
         finally:
             vecenv.close()
+            if judge is not None:
+                judge.close()
     return summary
 
 
@@ -490,7 +514,14 @@ def _loop(
                 losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
             if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
                 saved = checkpoint.save(
-                    run_dir, env_name, cfg, policy, run.steps, update_index, run.window_mean("episode_return")
+                    run_dir,
+                    env_name,
+                    cfg,
+                    policy,
+                    run.steps,
+                    update_index,
+                    run.window_mean("episode_return"),
+                    normalize.state(run.vecenv),
                 )
             if hooks:
                 sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
@@ -504,7 +535,9 @@ def _loop(
     seconds = time.perf_counter() - start
     mean_return = run.window_mean("episode_return")
     if run_dir:
-        saved = checkpoint.save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+        saved = checkpoint.save(
+            run_dir, env_name, cfg, policy, run.steps, update_index, mean_return, normalize.state(run.vecenv)
+        )
     return {
         "env": env_name,
         "steps": run.steps,
@@ -513,6 +546,8 @@ def _loop(
         "mean_return": None if mean_return is None else round(mean_return, 4),
         "solved": run.solved(solved_score),
         "solved_score": solved_score,
+        "solve_metric": tc["solve_metric"],
+        "score": _round(run.score()),
         "stop_reason": reason,
         "signal": signal_name,
         "episodes": run.episodes,
@@ -549,6 +584,8 @@ def progress(
         "mean_length": run.window_mean("episode_length"),
         "solved_score": solved_score,
         "solved": solved,
+        "score": run.score(),
+        "solve_metric": tc["solve_metric"],
         "losses": losses,
         "env_stats": {
             key: run.window_mean(key)
@@ -557,3 +594,7 @@ def progress(
         },
         "device": run.device,
     }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
