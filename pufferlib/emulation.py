@@ -315,7 +315,7 @@ class GymnasiumPufferEnv(_Emulated):
             rewards[0] = reward
             terminals[0] = terminated
             truncations[0] = truncated
-        except (TypeError, ValueError, OverflowError):  # e.g. a reward past float32's range: numpy casts
+        except (TypeError, ValueError, OverflowError):  # e.g. a reward given as a string: numpy parses it
             self.rewards[0] = reward
             self.terminals[0] = terminated
             self.truncations[0] = truncated

@@ -3,7 +3,7 @@
 GymnasiumPufferEnv writes a step's outcome through memoryviews, and vector backends hand one-agent
 Discrete envs their checked actions as ints (issue 18). These tests step envs whose outputs change
 kind from step to step (float32, float64, lists, strided arrays, numpy and Python scalars, a reward
-past float32's range) and compare every buffer with what numpy's casting makes of the same values.
+past float32's range, one given as a string) and compare every buffer with what numpy's casting makes of the same values.
 """
 
 import gymnasium
@@ -29,7 +29,7 @@ def outputs(t: int, a: int):
         np.repeat(base.astype(np.float32), 2)[::2],  # strided float32
         base.astype(np.float32),  # float32 again after all of that
     ][t % 5]
-    reward = [1.5, np.float32(-2.25), 3, True, 1e39, np.float64(0.1)][t % 6]
+    reward = [1.5, np.float32(-2.25), 3, True, 1e39, np.float64(0.1), "0.5"][t % 7]
     terminated = [False, np.bool_(False), 0][t % 3]
     return obs, reward, terminated, t % 7 == 6
 
