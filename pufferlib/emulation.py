@@ -270,23 +270,20 @@ class GymnasiumPufferEnv(_Emulated):
         self._episode_info: dict[str, float] = {}
 
     def step(self, action):
-        if self._atn_start is not None:  # a top-level Discrete action: one int
-            infos = self._step_native(self._discrete_value(action) + self._atn_start)
-        else:
+        if self._atn_start is None:
             infos = self._step_rows(self._validate_actions(action))
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def _discrete_value(self, action: Any) -> int:
-        """The checked int of a Discrete action given to step(); whatever is not a plain in-range
-        integer goes through _validate_actions, which accepts it (e.g. 1.0) or says what is wrong."""
-        if self._initialized and not self.done:
+        else:  # a top-level Discrete action: one int
             value = action
             if type(value) is not int:
-                value = np.asarray(value)
-                value = value.item() if value.size == 1 and value.dtype.kind in "iu" else None
-            if type(value) is int and 0 <= value < self._atn_n:
-                return value
-        return int(self._validate_actions(action).reshape(-1)[0])
+                try:  # noqa: SIM105 (contextlib.suppress costs more than this whole check)
+                    value = value.item()  # a one-element numpy array or scalar
+                except (AttributeError, ValueError):
+                    pass
+            if type(value) is not int or not 0 <= value < self._atn_n or self.done or not self._initialized:
+                # not a plain in-range int: accepted as one (e.g. 1.0), or the error says what is wrong
+                value = int(self._validate_actions(action).reshape(-1)[0])
+            infos = self._step_native(value + self._atn_start)
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
 
     def _step_rows(self, actions: np.ndarray) -> list:
         """step() with checked actions: the (1, ...) row of the flat action space."""

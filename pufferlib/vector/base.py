@@ -595,7 +595,8 @@ class VectorEnv:
     def send(self, actions: Any) -> None:
         if self._flag != CAN_SEND:
             raise APIUsageError(self._order_error("send"))
-        self._send(*self._check_actions(actions))
+        actions, ints = self._check_actions(actions)
+        self._send(actions, ints)
         self._flag = CAN_RECV
 
     def recv(self):

@@ -60,7 +60,8 @@ class Serial(VectorEnv):
     def _recv(self):
         self._block = b = (self._block + 1) % self._blocks
         infos, self._infos[b] = self._infos[b], []
-        return self._views[b].received(infos)
+        obs, rewards, terminals, truncations, agent_ids, masks, _ = self._views[b]
+        return obs, rewards, terminals, truncations, infos, agent_ids, masks
 
     def _close(self) -> None:
         envs = getattr(self, "envs", None)
