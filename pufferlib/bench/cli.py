@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         with open(args.from_json) as f:
             saved = json.load(f)
         peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
-        text = report.markdown(saved["machine"], report.table(saved["results"], peers))
+        cores = saved["machine"].get("physical_cores")
+        text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
         print(text)
         if args.markdown:
             with open(args.markdown, "w") as f:
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
                             flush=True,
                         )
     info["load_average_end"] = os.getloadavg()
-    text = report.table(results, peers)
+    text = report.table(results, peers, cores)
     print()
     print(text)
     errors = report.errors(results)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import collections
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import gymnasium
@@ -88,6 +88,27 @@ class Experience:
     h0: torch.Tensor | None  # LSTM state before each BPTT segment: (rows, steps // bptt, hidden)
     c0: torch.Tensor | None
 
+    def __post_init__(self) -> None:
+        # On the CPU, numpy views of the same memory: writing one column of a few rows through numpy
+        # costs a fraction of torch's indexing (see `put`).
+        self.host = None
+        if self.values.device.type == "cpu":
+            self.host = {
+                f.name: getattr(self, f.name).numpy()
+                for f in fields(self)
+                if getattr(self, f.name) is not None
+            }
+
+    def put(self, name: str, index: Any, value: Any) -> None:
+        """storage[name][index] = value (a tensor or a numpy array)."""
+        if self.host is not None:
+            self.host[name][index] = value.numpy() if isinstance(value, torch.Tensor) else value
+        else:
+            store = getattr(self, name)
+            store[index] = (
+                value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)).to(store)
+            )
+
     @classmethod
     def allocate(cls, env, rows: int, steps: int, device: str, hidden: int = 0, bptt: int = 1) -> Experience:
         obs_space = env.single_observation_space
@@ -137,6 +158,7 @@ class Runner:
     ptr: np.ndarray  # per row: the column its next observation goes to
     episode_stats: dict[str, collections.deque]
     window: int
+    sync: bool  # every recv returns every row, in order (batch_size == num_envs): see _collect_sync
     steps: int = 0
     episodes: int = 0
     judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean return (versus.py)
@@ -159,6 +181,7 @@ class Runner:
             ptr=np.zeros(rows, dtype=np.int64),
             episode_stats={},
             window=tc["solve_window"],
+            sync=int(vecenv.agents_per_batch) == rows,
         )
 
     @property
@@ -207,6 +230,8 @@ class Runner:
 
 
 def collect(run: Runner) -> None:
+    if run.sync:
+        return _collect_sync(run)
     exp, carry, device = run.exp, run.carry, run.device
     steps = exp.values.shape[1]
     if run.ptr.min() > steps:  # after a previous rollout: its transitions in flight become column 0
@@ -265,6 +290,54 @@ def collect(run: Runner) -> None:
         run.vecenv.send(step.action.cpu().numpy())  # Box actions: emulation clips them into the space
 
 
+def _collect_sync(run: Runner) -> None:
+    """collect() when every recv returns every row in order: all rows are at one column `c`, so
+    each value is stored with one slice, and on the CPU through numpy (Experience.put)."""
+    exp, carry = run.exp, run.carry
+    steps = exp.values.shape[1]
+    c = int(run.ptr[0])
+    if c > steps:  # after a previous rollout: its transitions in flight become column 0
+        for name, value in carry.items():
+            exp.put(name, (slice(None), 0), value)
+        c = 1
+    while c <= steps:
+        obs, rewards, terminals, truncations, infos, ids, masks = run.vecenv.recv()
+        masks = masks.copy()  # the buffer changes on send
+        run.steps += int(masks.sum())
+        if infos:
+            run.record(infos)
+        if c > 0:  # the outcome of the transitions in flight
+            exp.put("rewards", (slice(None), c - 1), rewards)
+            exp.put("terminals", (slice(None), c - 1), terminals)
+            exp.put("truncations", (slice(None), c - 1), truncations)
+        step = run.actor(obs, terminals, truncations, ids, masks)
+        new = {
+            "obs": obs,  # stored before send, which overwrites the buffer it views
+            "actions": step.action,
+            "logprobs": step.logprob,
+            "values": step.value,
+            "masks": masks,
+            "valid": step.valid,
+            "starts": step.starts,
+        }
+        if c < steps:
+            for name, value in new.items():
+                exp.put(name, (slice(None), c), value)
+            if step.state is not None and c % run.bptt == 0:  # the LSTM state that begins a segment
+                exp.put("h0", (slice(None), c // run.bptt), step.state[0])
+                exp.put("c0", (slice(None), c // run.bptt), step.state[1])
+        else:  # the bootstrap observation: its transition is in flight until the next rollout
+            for name, value in new.items():
+                carry[name][:] = torch.as_tensor(value).to(carry[name])
+            if step.state is not None:
+                carry["h0"][:], carry["c0"][:] = step.state
+            exp.next_values[:] = step.value
+            exp.next_masks[:] = torch.from_numpy(masks).to(exp.next_masks)
+        c += 1
+        run.vecenv.send(step.action.cpu().numpy())  # Box actions: emulation clips them into the space
+    run.ptr[:] = c
+
+
 def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
     """(source index into the batch, destination (row, column) index) of the rows where `select`
     holds, or (None, None) if none does. Uses slices when the rows are one contiguous block at one
@@ -289,21 +362,29 @@ def advantages(
     exp: Experience, gamma: float, gae_lambda: float, bootstrap_truncation: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(advantages, returns). No bootstrap past a true terminal, past padding, or (when
-    `bootstrap_truncation` is False) past a truncation; the GAE chain stops at every episode end."""
-    steps = exp.values.shape[1]
-    adv = torch.zeros_like(exp.values)
-    last = torch.zeros_like(exp.next_values)
-    for t in reversed(range(steps)):
-        if t == steps - 1:
-            next_value, next_mask = exp.next_values, exp.next_masks
-        else:
-            next_value, next_mask = exp.values[:, t + 1], exp.masks[:, t + 1]
-        ended = torch.maximum(exp.terminals[:, t], exp.truncations[:, t])
-        final = exp.terminals[:, t] if bootstrap_truncation else ended
-        delta = exp.rewards[:, t] + gamma * next_value * next_mask * (1 - final) - exp.values[:, t]
-        last = delta + gamma * gae_lambda * next_mask * (1 - ended) * last
+    `bootstrap_truncation` is False) past a truncation; the GAE chain stops at every episode end.
+
+    Computed with numpy on the CPU: the TD errors and decays at once, then one multiply-add per step
+    over the rows (a loop of torch ops over the steps costs several times more for small batches)."""
+    values, rewards, masks = _host(exp.values), _host(exp.rewards), _host(exp.masks)
+    terminals, truncations = _host(exp.terminals), _host(exp.truncations)
+    next_values = np.concatenate([values[:, 1:], _host(exp.next_values)[:, None]], axis=1)
+    next_masks = np.concatenate([masks[:, 1:], _host(exp.next_masks)[:, None]], axis=1)
+    ended = np.maximum(terminals, truncations)
+    final = terminals if bootstrap_truncation else ended
+    delta = rewards + gamma * next_values * next_masks * (1 - final) - values
+    decay = gamma * gae_lambda * next_masks * (1 - ended)
+    adv = np.empty_like(values)
+    last = np.zeros_like(values[:, 0])
+    for t in reversed(range(values.shape[1])):
+        last = delta[:, t] + decay[:, t] * last
         adv[:, t] = last
-    return adv, adv + exp.values
+    adv_t = torch.from_numpy(adv).to(exp.values.device)
+    return adv_t, adv_t + exp.values
+
+
+def _host(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().numpy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,7 +438,8 @@ def update(
         return {}
     minibatch = max(1, total // tc["num_minibatches"])
 
-    stats: dict[str, list[float]] = collections.defaultdict(list)
+    stats: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
+    params = [p for p in agent.parameters() if p.requires_grad]
     for _epoch in range(tc["update_epochs"]):
         order = torch.randperm(total, device=exp.values.device)
         for start in range(0, total - minibatch + 1, minibatch):
@@ -403,24 +485,38 @@ def update(
 
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), tc["max_grad_norm"])
+            clip_grad_norm(params, tc["max_grad_norm"])
             optimizer.step()
 
-            stats["policy_loss"].append(pg_loss.item())
-            stats["value_loss"].append(v_loss.item())
-            stats["entropy"].append(entropy_loss.item())
-            stats["approx_kl"].append(approx_kl.item())
-            stats["clipfrac"].append(clipfrac.item())
-        if tc["target_kl"] and stats["approx_kl"][-1] > tc["target_kl"]:
+            for name, value in (
+                ("policy_loss", pg_loss),
+                ("value_loss", v_loss),
+                ("entropy", entropy_loss),
+                ("approx_kl", approx_kl),
+                ("clipfrac", clipfrac),
+            ):
+                stats[name].append(value.detach())  # read once after the epochs: no sync per minibatch
+        if tc["target_kl"] and stats["approx_kl"][-1].item() > tc["target_kl"]:
             break
 
     valid = exp.valid
     y_pred, y_true = exp.values[valid], returns[valid]
     var = y_true.var() if y_true.numel() > 1 else torch.tensor(0.0)
     explained = float("nan") if var == 0 else float(1 - (y_true - y_pred).var() / var)
-    out = {name: float(np.mean(values)) for name, values in stats.items()}
+    out = {name: float(torch.stack(values).mean()) for name, values in stats.items()}
     out["explained_variance"] = explained
     return out
+
+
+def clip_grad_norm(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """torch.nn.utils.clip_grad_norm_ (the same scaling of the same global L2 norm) in three tensor
+    ops, which for a small policy on the CPU costs a third of torch's version."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return torch.zeros(())
+    norm = torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads]))
+    torch._foreach_mul_(grads, (max_norm / (norm + 1e-6)).clamp(max=1.0))
+    return norm
 
 
 def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
