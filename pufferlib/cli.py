@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from pufferlib.version import describe
+from pufferlib.provenance import describe
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (

@@ -202,15 +202,16 @@ def bars(
     title: str,
     log: bool = False,
     errors: dict[str, list[tuple[float, float] | None]] | None = None,
+    value_format: str | None = None,
 ) -> list[str]:
     """Grouped vertical bars: one group per category, one bar per series (None: no bar). `errors`
-    gives (low, high) whiskers per bar."""
+    gives (low, high) whiskers per bar; `value_format` prints each bar's value on it ("{:.1f}")."""
     from matplotlib.figure import Figure
 
     _check_outputs(outs)
     if not categories or not series:
         raise PlotError("no data to chart")
-    fig = Figure(figsize=(max(6.0, 0.9 * len(categories) * max(1, len(series)) ** 0.5 + 2), 4.5))
+    fig = Figure(figsize=(max(8.0, 0.9 * len(categories) * max(1, len(series)) ** 0.5 + 2), 4.5))
     ax = fig.subplots()
     width = 0.8 / len(series)
     x = np.arange(len(categories))
@@ -225,7 +226,12 @@ def bars(
                     for h, s in zip(heights, spans, strict=True)
                 ]
             ).T
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour, yerr=yerr)
+        drawn = ax.bar(
+            x + (i - (len(series) - 1) / 2) * width, heights, width, label=name, color=colour, yerr=yerr
+        )
+        if value_format:
+            labels = ["" if np.isnan(h) else value_format.format(h) for h in heights]
+            ax.bar_label(drawn, labels=labels, padding=2)
     ax.set_xticks(x, categories, rotation=30, ha="right", fontsize="small")
     if log:
         ax.set_yscale("log")
@@ -249,7 +255,7 @@ def bench_chart(results: list[dict], peers: list[str], outs: Sequence[Path]) -> 
     series = {name: values for name, values in series.items() if any(v for v in values)}
     return bars(
         outs,
-        [f"{name} x{n}" for name, n in keys],
+        [f"{name}, {n} envs" for name, n in keys],
         series,
         "agent steps / s (median of repeats)",
         "Vector throughput per backend and env cost (each at its best configuration)",
@@ -268,6 +274,6 @@ def solve_chart(rows: list[dict], outs: Sequence[Path]) -> list[str]:
         {"seconds": seconds},
         "seconds to solve (median; whisker: slowest seed)",
         "Time to solve from scratch, default config (seeds solved in brackets)",
-        log=True,
         errors={"seconds": spans},
+        value_format="{:.1f} s",
     )

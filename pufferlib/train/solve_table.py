@@ -2,6 +2,7 @@
 
     python -m pufferlib.train.solve_table                  # 3 seeds each, markdown on stdout
     python -m pufferlib.train.solve_table --seeds 1 --envs ocean/squared ocean/memory
+    python -m pufferlib.train.solve_table --chart docs/solve_table.svg   # the chart (default solve_table.png)
 
 Each run uses the env's default config (pufferlib/train/config/) with a time budget of
 --max-seconds (60) and stops when solved. Seconds are wall-clock from the start of train() (env
@@ -104,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS), help="bindings to train")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per env (1, 2, ...; default 3)")
     parser.add_argument("--max-seconds", type=float, default=60.0, help="time budget per run (default 60)")
+    parser.add_argument(
+        "--chart", default="solve_table.png", help="the table as a chart, .png or .svg ('' for none)"
+    )
     args, extra = parser.parse_known_args(argv)
     started = time.strftime("%Y-%m-%d %H:%M")
     import torch
@@ -115,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(args.envs, list(range(1, args.seeds + 1)), args.max_seconds, extra)
     print(f"Solved table, {started}: {header}; load average at the end {os.getloadavg()[0]:.2f}.\n")
     print(markdown(rows))
+    if args.chart:  # the chart beside the table (pufferlib/plot.py)
+        from pufferlib.plot import solve_chart
+
+        print(f"chart: {', '.join(solve_chart(rows, [args.chart]))}", file=sys.stderr)
     return 0 if all(r["solved"] == r["runs"] for r in rows) else 1
 
 

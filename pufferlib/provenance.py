@@ -1,12 +1,16 @@
-"""What `puffer --version` and `puffertank --version` print: the package version, and the git revision
-when pufferlib runs from a checkout (an editable install, the dev container's /workspace).
+"""Where a result came from: the code (package version, git revision in a checkout) and the machine
+(host name, CPU model, cores, load).
 
-Reports (the matrix, a run directory's summary) record the same revision, so a result can be traced
-to the code that produced it. Imports nothing heavy: the host side uses it too.
+`puffer --version` and `puffertank --version` print `describe()`; the matrix report records
+`machine()` and the revision, so a result can be traced to the code and the box that produced it.
+Imports nothing heavy: the host side uses it too.
 """
 
 from __future__ import annotations
 
+import os
+import platform
+import socket
 import subprocess
 from pathlib import Path
 
@@ -44,3 +48,23 @@ def describe() -> str:
     """`0.1.0 (git abc1234def56)` in a checkout, `0.1.0` elsewhere."""
     revision = git_revision()
     return f"{pufferlib.__version__} (git {revision})" if revision else pufferlib.__version__
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name (/proc/cpuinfo), or what platform knows elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, object]:
+    """This machine: host name, CPU model, logical CPUs, load average (1, 5, 15 min), OS."""
+    return {
+        "hostname": socket.gethostname(),
+        "cpu": cpu_model(),
+        "cpus": os.cpu_count(),
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "os": platform.platform(),
+    }
