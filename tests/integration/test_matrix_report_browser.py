@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from _strict import skip_or_fail
 
+from pufferlib.smoke import CHECKS
+
 pytestmark = pytest.mark.docker
 
 PLUGIN = Path(__file__).parent / "plugins" / "failing_checks.py"
@@ -60,7 +62,7 @@ def test_json_on_stdout_is_the_report(matrix_run):
     reports, proc = matrix_run
     printed = json.loads(proc.stdout)  # nothing else on stdout: progress went to stderr
     assert printed == json.loads((reports / "matrix.json").read_text())
-    assert "bindings x 10 checks" in proc.stderr and "FAIL test/bad-step step" in proc.stderr
+    assert f"2 bindings x {len(CHECKS)} checks" in proc.stderr and "FAIL test/bad-step step" in proc.stderr
     prov = printed["provenance"]
     assert "--env test/bad-step --env ocean/bandit" in prov["command"] and "--json" in prov["command"]
     assert prov["run"]["filters"] == ENVS and prov["run"]["plugins"] == [PLUGIN.name]
@@ -103,7 +105,7 @@ def test_the_report_in_chromium(matrix_run, chromium, tmp_path):
     assert "observation outside" in target.inner_text()
 
     # skip reasons are on the page, not in a tooltip
-    assert page.get_by_text("no learning check for this binding").first.is_visible()
+    assert page.get_by_text("no CUDA GPU visible to torch").first.is_visible()
     header = page.locator("thead th", has_text="step")
     assert header.evaluate("th => getComputedStyle(th).position") == "sticky"
     assert "1/2" in header.inner_text()  # per-check totals: 1 of 2 bindings passed step
