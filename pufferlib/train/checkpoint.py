@@ -8,8 +8,6 @@ values, so it loads with `torch.load(weights_only=True)` (no pickled code runs).
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +20,6 @@ from pufferlib.train.config import Config
 
 class CheckpointError(ValueError):
     """A file that is missing or is not a PufferLib checkpoint."""
-
-
-def run_dir(checkpoint_dir: str | Path, env_name: str) -> Path | None:
-    """Where one run saves: checkpoint_dir/<env>-<time>-<pid>, or None when checkpoints are off ("")."""
-    if not checkpoint_dir:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path(checkpoint_dir) / f"{env_name.replace('/', '-')}-{stamp}-{os.getpid()}"
 
 
 def save(

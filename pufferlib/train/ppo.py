@@ -3,7 +3,8 @@
 Read top to bottom: the rollout storage, then `collect` (a rollout into preallocated tensors,
 acting through act.Actor), `advantages` (GAE), `update` (clipped PPO epochs over minibatches) and
 `learn`, the loop that alternates them. The envs, the policy and the device come from setup.py;
-checkpoints are saved through checkpoint.py; per-update metrics go to hooks (the dashboard).
+checkpoints are saved through checkpoint.py into the run directory (rundir.py); per-update metrics
+go to hooks (the dashboard, tracking.py).
 
 Rollout layout: every tensor is (rows, steps): one row per agent slot of the vector env
 (N = vecenv.num_agents), one column per step (T = train.num_steps). Row n, column t holds the
@@ -43,7 +44,7 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint, normalize, versus
+from pufferlib.train import checkpoint, normalize, rundir, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
 from pufferlib.train.setup import (
@@ -586,7 +587,7 @@ def _loop(
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
     policy is still saved and the summary returned."""
     tc = cfg["train"]
-    run_dir = checkpoint.run_dir(tc["checkpoint_dir"], env_name)
+    run_dir = rundir.path(tc["run_dir"], env_name)
     saved = None
     reason, signal_name, update_index, losses = "steps", None, 0, {}
     try:
@@ -622,6 +623,7 @@ def _loop(
             if hooks:
                 sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
                 info = progress(env_name, cfg, run, update_index, start, sps, solved_score, solved, losses)
+                info["learning_rate"] = optimizer.param_groups[0]["lr"]
                 for hook in hooks:
                     hook(info)
             if reason == "solved":

@@ -3,6 +3,7 @@
     python -m pufferlib.train.solve_table                  # 3 seeds each, markdown on stdout
     python -m pufferlib.train.solve_table --seeds 1 --envs ocean/squared ocean/memory
     python -m pufferlib.train.solve_table --quick          # only the rows that take seconds
+    python -m pufferlib.train.solve_table --chart docs/solve_table.svg   # the chart (default solve_table.png)
 
 Each run uses the env's default config (pufferlib/train/config/) with a time budget (--max-seconds,
 60 by default; the long rows have their own, LONG below) and stops when solved. Seconds are
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         default=60.0,
         help="time budget per run (default 60; LONG rows: their own)",
     )
+    parser.add_argument(
+        "--chart", default="solve_table.png", help="the table as a chart, .png or .svg ('' for none)"
+    )
     args, extra = parser.parse_known_args(argv)
     envs = args.envs or list(QUICK if args.quick else DEFAULT_ENVS)
     missing = _missing(envs)
@@ -144,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(envs, list(range(1, args.seeds + 1)), args.max_seconds, extra)
     print(f"Solved table, {started}: {header}; load average at the end {os.getloadavg()[0]:.2f}.\n")
     print(markdown(rows))
+    if args.chart:  # the chart beside the table (pufferlib/plot.py)
+        from pufferlib.plot import solve_chart
+
+        print(f"chart: {', '.join(solve_chart(rows, [args.chart]))}", file=sys.stderr)
     return 0 if all(r["solved"] == r["runs"] for r in rows) else 1
 
 
