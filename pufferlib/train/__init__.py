@@ -45,7 +45,7 @@ def train(
     them to ./checkpoints by default. `on_update(progress)` is called after every update.
     """
     from pufferlib.train import config as configuration
-    from pufferlib.train import ppo
+    from pufferlib.train import distributed, ppo
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
@@ -54,7 +54,7 @@ def train(
     overrides.setdefault("train.checkpoint_dir", "" if checkpoint_dir is None else str(checkpoint_dir))
     cfg = load_config(env_name, overrides)
     hooks = [on_update] if on_update else []
-    if quiet or not sys.stdout.isatty():
+    if quiet or not sys.stdout.isatty() or not distributed.is_main():  # under torchrun: rank 0's
         return ppo.learn(env_name, cfg, hooks)
     from pufferlib.train.dashboard import Dashboard
 
