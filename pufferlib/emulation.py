@@ -21,6 +21,7 @@ without it and seeded through `env.seed(seed)` and its action space, where it ha
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 from collections.abc import Callable
@@ -303,21 +304,70 @@ class PettingZooPufferEnv(_Emulated):
                 )
         self.num_agents = len(self.possible_agents)
         self._index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self._row_cache: dict[tuple, np.ndarray] = {}
         self._setup(obs_space, atn_space, buf, seed)
+        self._stacked = None  # the Box observation buffer as one run of its rows' leading axis (a view)
+        if self.obs_dtype is None and self.observations.ndim > 1:
+            stacked = self.observations.view()
+            with contextlib.suppress(AttributeError):  # a buffer that is not contiguous: no fast path
+                stacked.shape = (-1, *self.observations.shape[2:])
+                self._stacked = stacked
+        self._discrete_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
+        # A Dict of leaves (e.g. observation + action_mask) is written one field at a time for all agents.
+        flat_dict = isinstance(obs_space, spaces.Dict) and all(
+            isinstance(sub, pspaces.LEAF_SPACES) for sub in obs_space.spaces.values()
+        )
+        self._dict_keys = [(str(k), k) for k in obs_space.spaces] if flat_dict else None
 
     @property
     def agents(self) -> list:
         return self.env.agents
 
+    def _rows(self, agents) -> np.ndarray:
+        """Buffer rows of `agents` (an iterable of agent ids), cached per sequence of ids: the
+        population changes rarely, and envs with hundreds of agents (MAgent2) pay for every lookup."""
+        key = tuple(agents)
+        rows = self._row_cache.get(key)
+        if rows is None:
+            missing = [agent for agent in key if agent not in self._index]
+            if missing:
+                raise InvalidAgentError(missing[0], self.possible_agents, self.name)
+            rows = np.fromiter((self._index[agent] for agent in key), np.intp, len(key))
+            if len(self._row_cache) >= 256:  # populations that keep changing (deaths): bound the cache
+                self._row_cache.clear()
+            self._row_cache[key] = rows
+        return rows
+
+    def _row_order(self, obs: dict, rows: np.ndarray) -> list[int]:
+        """Positions of `obs`'s values in buffer-row order (cached with the rows)."""
+        key = ("order", tuple(obs))
+        order = self._row_cache.get(key)
+        if order is None:
+            order = self._row_cache[key] = np.argsort(rows).tolist()
+        return order
+
     def _write_all(self, obs: dict) -> None:
-        self.observations[:] = 0
+        rows = self._rows(obs)
         self.masks[:] = False
-        for agent, ob in obs.items():
-            i = self._index.get(agent)
-            if i is None:
-                raise InvalidAgentError(agent, self.possible_agents, self.name)
-            self._write(i, ob)
-            self.masks[i] = True
+        self.masks[rows] = True
+        if self._stacked is not None and len(rows) == self.num_agents and np.ndim(next(iter(obs.values()))):
+            # Every agent, Box observations: one copy, straight into the buffer in row order.
+            order = self._row_order(obs, rows)
+            values = list(obs.values())
+            np.concatenate([values[i] for i in order], out=self._stacked)
+        elif self.obs_dtype is None and len(rows) > 1:  # Box observations: one bulk write
+            values = list(obs.values())
+            staged = np.concatenate(values) if np.ndim(values[0]) else np.array(values)
+            self.observations[rows] = staged.reshape(len(rows), *self.observations.shape[1:])
+        elif self._dict_keys is not None and len(rows) > 1:  # a Dict of leaves: one write per field
+            values = list(obs.values())
+            for field, key in self._dict_keys:
+                self._struct[field][rows] = np.array([ob[key] for ob in values])
+        else:
+            for i, ob in zip(rows.tolist(), obs.values(), strict=True):
+                self._write(i, ob)
+        if len(rows) < self.num_agents:
+            self.observations[~self.masks] = 0
 
     def reset(self, seed: int | None = None):
         obs, _ = self._reset_env(self._first_seed(seed))
@@ -337,32 +387,25 @@ class PettingZooPufferEnv(_Emulated):
 
     def step(self, actions):
         actions = self._validate_actions(actions)
-        live = self.env.agents
-        action_dict = {agent: self._native_action(actions[self._index[agent]]) for agent in live}
-        obs, rewards, terminated, truncated, info = self.env.step(action_dict)
+        live = list(self.env.agents)
+        live_rows = self._rows(live)
+        obs, rewards, terminated, truncated, info = self.env.step(self._action_dict(live, live_rows, actions))
         if not self._checked_step:
             for agent, ob in obs.items():
                 self._check_observation(ob, agent)
             self._checked_step = True
         self._write_all(obs)
-        self.rewards[:] = 0
-        self.terminals[:] = False
-        self.truncations[:] = False
-        for agent, r in rewards.items():
-            self.rewards[self._index[agent]] = r
-        for agent, t in terminated.items():
-            self.terminals[self._index[agent]] = t
-        for agent, t in truncated.items():
-            self.truncations[self._index[agent]] = t
+        self._scatter(self.rewards, rewards)
+        self._scatter(self.terminals, terminated)
+        self._scatter(self.truncations, truncated)
         self._episode_returns += self.rewards
         self._episode_length += 1
         for agent, agent_info in (info or {}).items():
             if agent_info:
                 self._episode_info.setdefault(agent, {}).update(numeric_items(agent_info))
 
-        ended = [a for a in set(terminated) | set(truncated) if terminated.get(a) or truncated.get(a)]
         infos = []
-        if not self.env.agents or (live and set(live) <= set(ended)):
+        if not self.env.agents or (live and (self.terminals[live_rows] | self.truncations[live_rows]).all()):
             self.done = True
             per_key: dict[str, list[float]] = {}
             for agent_stats in self._episode_info.values():
@@ -377,6 +420,29 @@ class PettingZooPufferEnv(_Emulated):
                 }
             )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _action_dict(self, live: list, rows: np.ndarray, actions: np.ndarray) -> dict:
+        """{agent: native action} for the live agents; Discrete and Box spaces in one numpy step."""
+        if self._discrete_start is not None:
+            values = actions[rows].reshape(len(rows), -1)[:, 0] + self._discrete_start
+            return dict(zip(live, values.tolist(), strict=True))
+        if self._box_bounds is not None:
+            native = np.clip(actions[rows], *self._box_bounds).astype(
+                self._native_atn_space.dtype, copy=False
+            )
+            return dict(zip(live, native, strict=True))
+        return {agent: self._native_action(actions[i]) for agent, i in zip(live, rows.tolist(), strict=True)}
+
+    def _scatter(self, buffer: np.ndarray, values: dict) -> None:
+        """buffer[row of agent] = value for each agent of `values`; 0 for the rows it omits."""
+        buffer[:] = 0
+        if not values:
+            return
+        if isinstance(next(iter(values.values())), np.ndarray):  # e.g. 1-element reward arrays
+            data = np.array([np.reshape(v, ()) for v in values.values()], dtype=buffer.dtype)
+        else:
+            data = np.fromiter(values.values(), buffer.dtype, len(values))
+        buffer[self._rows(values)] = data
 
 
 def nativize(sample: np.ndarray, space: gymnasium.Space, struct_dtype: np.dtype | None) -> Any:

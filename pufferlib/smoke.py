@@ -4,11 +4,12 @@
     puffer smoke minigrid/MiniGrid-Empty-8x8-v0          # a readable table
 
 Checks, in order: import, make, spaces, reset, step (random valid actions through emulation),
-serial and multiprocessing (through pufferlib.vector, 2 envs / 2 workers: every observation in
-its space, and the same trace from both for the same seed and actions), policy (the default
-policy's forward pass), learn (a short training run that must reach the solved score within half
-the binding's time budget; Ocean and CartPole) and gpu (torch CUDA and a policy step on the GPU;
-skipped with the reason where none).
+render (bindings with pixel observations: frames of the declared shape, not blank, and which renderer
+drew them; skipped for the others), serial and multiprocessing (through pufferlib.vector, 2 envs / 2
+workers: every observation in its space, and the same trace from both for the same seed and actions),
+policy (the default policy's forward pass), learn (a short training run that must reach the solved score
+within half the binding's time budget; Ocean and CartPole) and gpu (torch CUDA and a policy step on the
+GPU; skipped with the reason where none).
 A check whose prerequisite failed is skipped with that reason. Exit status 1 if any check failed.
 """
 
@@ -28,13 +29,26 @@ from typing import Any
 
 import numpy as np
 
-CHECKS = ("import", "make", "spaces", "reset", "step", "serial", "multiprocessing", "policy", "learn", "gpu")
+CHECKS = (
+    "import",
+    "make",
+    "spaces",
+    "reset",
+    "step",
+    "render",
+    "serial",
+    "multiprocessing",
+    "policy",
+    "learn",
+    "gpu",
+)
 # A check runs only if these passed.
 NEEDS = {
     "make": ("import",),
     "spaces": ("make",),
     "reset": ("make",),
     "step": ("reset", "spaces"),
+    "render": ("reset", "spaces"),
     "serial": ("step",),
     "multiprocessing": ("step",),
     "policy": ("reset",),
@@ -171,6 +185,34 @@ class Smoke:
             agent_steps += int(env.masks.sum())
         seconds = time.perf_counter() - start
         return f"{self.steps} steps, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
+
+    def check_render(self) -> str:
+        """Bindings with pixel observations: frames of the declared shape that are not blank."""
+        shape = tuple(self.binding.pixels)
+        if not shape:
+            raise Skip("no pixel observations (the binding declares no `pixels` shape)")
+        env, rng = self.env, np.random.default_rng(self.seed)
+        if env.single_observation_space.shape != shape:
+            raise AssertionError(
+                f"observation rows are {env.single_observation_space.shape}, the binding declares "
+                f"pixels {shape}"
+            )
+        frames = [env.reset(seed=self.seed)[0][env.masks].copy()]
+        for _ in range(4):
+            if env.done:
+                env.reset()
+            else:
+                env.step(random_actions(env, rng))
+            frames.append(env.observations[env.masks].copy())
+        for i, frame in enumerate(f for batch in frames for f in batch):
+            if frame.shape != shape:
+                raise AssertionError(f"frame {i} has shape {frame.shape}, declared {shape}")
+            if frame.min() == frame.max():
+                raise AssertionError(f"frame {i} is one flat value {frame.min()} (nothing was drawn)")
+        backend = getattr(env, "render_backend", None)
+        backend = (backend() if callable(backend) else backend) or "not reported by the env"
+        count = sum(len(batch) for batch in frames)
+        return f"{count} frames {shape} {env.observations.dtype}, none blank; rendered by {backend}"
 
     def _vector(self, backend_name: str, **kwargs: Any) -> tuple[str, float, list[bytes]]:
         """Step 2 envs through a vector backend with seeded random actions; every live observation
@@ -366,6 +408,21 @@ def versions() -> dict[str, str]:
         "procgen2",
         "ale-py",
         "pygame-ce",
+        "Box2D",
+        "mujoco",
+        "dm_control",
+        "metaworld",
+        "shimmy",
+        "vizdoom",
+        "magent2",
+        "open-spiel",
+        "crafter",
+        "craftax",
+        "jax",
+        "bsuite",
+        "highway-env",
+        "griddly",
+        "stable-retro",
     ):
         with contextlib.suppress(md.PackageNotFoundError):
             out[package] = md.version(package)

@@ -22,13 +22,26 @@ import sys
 
 from pufferlib.environments import (
     atari,
+    box2d,
+    bsuite,
     butterfly,
     classic_control,
+    craftax,
+    crafter,
+    dm_control,
+    griddly,
+    highway,
+    magent2,
+    metaworld,
     minigrid,
     minihack,
+    mujoco,
     nethack,
     ocean,
+    open_spiel,
     procgen,
+    retro,
+    vizdoom,
 )
 from pufferlib.environments.registry import (
     PLUGIN_ERRORS,
@@ -42,7 +55,29 @@ from pufferlib.environments.registry import (
     register,
 )
 
-FAMILIES = (ocean, classic_control, minigrid, procgen, nethack, minihack, butterfly, atari)
+FAMILIES = (
+    ocean,
+    classic_control,
+    minigrid,
+    procgen,
+    nethack,
+    minihack,
+    butterfly,
+    atari,
+    box2d,
+    mujoco,
+    dm_control,
+    metaworld,
+    vizdoom,
+    magent2,
+    open_spiel,
+    crafter,
+    craftax,
+    bsuite,
+    highway,
+    griddly,
+    retro,
+)
 
 
 def _load_plugins(names: str) -> tuple:

@@ -8,6 +8,8 @@ encode_observations and decode_actions so that LSTMWrapper can sit in between.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -167,3 +169,118 @@ class Atari(Convolutional):
 
     def __init__(self, env, hidden_size: int = 512) -> None:
         super().__init__(env, hidden_size=hidden_size, channels_last=False)
+
+
+def _mask_logits(logits, mask: torch.Tensor):
+    """Logits (a tensor, or a list for MultiDiscrete) with the actions that `mask` forbids (0) at the
+    dtype's minimum: zero probability under softmax, and no NaN where a row allows one action."""
+    if isinstance(logits, torch.Tensor):
+        return logits.masked_fill(mask == 0, torch.finfo(logits.dtype).min)
+    parts = mask.split([lg.shape[-1] for lg in logits], -1)
+    return [lg.masked_fill(m == 0, torch.finfo(lg.dtype).min) for lg, m in zip(logits, parts, strict=True)]
+
+
+class OpenSpiel(_Policy):
+    """OpenSpiel games: an MLP over the game tensor, the seat and the legal-action mask.
+
+    The logits of forbidden actions are masked here as well as in the CleanRL wrapper, so even a
+    caller that samples from the raw logits never picks an illegal move.
+    """
+
+    def __init__(self, env, hidden_size: int = 128) -> None:
+        super().__init__()
+        self.native = _structured(env, ("observation", "player", "action_mask"), "OpenSpiel policy")
+        width = sum(math.prod(self.native[k][1]) for k in ("observation", "player", "action_mask"))
+        self.encoder = nn.Sequential(
+            layer_init(nn.Linear(width, hidden_size)),
+            nn.ReLU(),
+            layer_init(nn.Linear(hidden_size, hidden_size)),
+            nn.ReLU(),
+        )
+        self._heads(env, hidden_size)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        x = nativize_tensor(observations, self.native)
+        batch = observations.shape[0]
+        parts = [x[k].reshape(batch, -1).float() for k in ("observation", "player", "action_mask")]
+        return self.encoder(torch.cat(parts, dim=1))
+
+    def forward(self, observations: torch.Tensor):
+        logits, value = self.decode_actions(self.encode_observations(observations))
+        mask = nativize_tensor(observations, self.native)["action_mask"]
+        return _mask_logits(logits, mask.reshape(observations.shape[0], -1)), value
+
+
+def _nature_cnn(channels: int) -> nn.Sequential:
+    return nn.Sequential(
+        layer_init(nn.Conv2d(channels, 32, 8, stride=4)),
+        nn.ReLU(),
+        layer_init(nn.Conv2d(32, 64, 4, stride=2)),
+        nn.ReLU(),
+        layer_init(nn.Conv2d(64, 64, 3, stride=1)),
+        nn.ReLU(),
+        nn.Flatten(),
+    )
+
+
+class Doom(_Policy):
+    """ViZDoom: NatureCNN over the screen (grey or RGB, channels last) and, where the scenario has
+    them, the game variables through sign(x)*log(1+|x|) (health 0-100, ammo, kill counts) and an MLP."""
+
+    def __init__(self, env, hidden_size: int = 512) -> None:
+        super().__init__()
+        self.native = _structured(env, ("screen",), "Doom policy")
+        self.screen_net = _nature_cnn(self.native["screen"][1][2])
+        variables = self.native.get("gamevariables")
+        self.variables_net = (
+            nn.Sequential(layer_init(nn.Linear(variables[1][0], 64)), nn.ReLU()) if variables else None
+        )
+        with torch.no_grad():
+            width = self._features(_zeros(env)).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def _features(self, observations: torch.Tensor) -> torch.Tensor:
+        x = nativize_tensor(observations, self.native)
+        parts = [self.screen_net(x["screen"].permute(0, 3, 1, 2).float() / 255.0)]
+        if self.variables_net is not None:
+            v = x["gamevariables"].float()
+            parts.append(self.variables_net(v.sign() * torch.log1p(v.abs())))
+        return torch.cat(parts, dim=1)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.proj(self._features(observations))
+
+
+class MAgent(_Policy):
+    """MAgent2: a small convnet over the agent's local view (H, W, C), channels last.
+
+    Reads a plain Box view, or the `observation` of the Dict that mixed-type envs (tiger_deer,
+    adversarial_pursuit, combined_arms) use to carry their `action_mask`.
+    """
+
+    def __init__(self, env, hidden_size: int = 256) -> None:
+        super().__init__()
+        self.native = nativize_dtype(env.emulated)
+        if self.native is not None and "observation" not in self.native:
+            raise ValueError(
+                f"MAgent policy needs a view or an 'observation' key; this env has {sorted(self.native)}"
+            )
+        shape = env.single_observation_space.shape if self.native is None else self.native["observation"][1]
+        self.view_net = nn.Sequential(
+            layer_init(nn.Conv2d(shape[2], 32, 3)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(32, 32, 3)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            width = self.view_net(torch.zeros(1, shape[2], shape[0], shape[1])).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        view = (
+            observations if self.native is None else nativize_tensor(observations, self.native)["observation"]
+        )
+        return self.proj(self.view_net(view.float().permute(0, 3, 1, 2)))

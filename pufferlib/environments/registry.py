@@ -40,6 +40,10 @@ class Binding:
     description: str = ""
     seeding: str = "full"  # or a sentence saying what the env does not honour
     kwargs: dict[str, Any] = field(default_factory=dict)  # bound arguments of `make`
+    # Observations that are rendered frames: the shape of one frame, e.g. (84, 84, 3); () for none. The
+    # matrix's `render` check then asserts the frames have it and are not blank. The env may report which
+    # renderer drew them as `env.render_backend` (a string, or a callable returning one).
+    pixels: tuple[int, ...] = ()
 
     @property
     def family(self) -> str:
@@ -86,6 +90,7 @@ class Binding:
             "install_hint": self.install_hint,
             "missing": self.missing(),
             "seeding": self.seeding,
+            "pixels": list(self.pixels),
             "description": self.description,
         }
 
@@ -147,9 +152,12 @@ def get(name: str) -> Binding:
     if family in _CATALOGS and member in _CATALOGS[family][0]:
         return _catalogued(name)
     known = catalog()
-    matches = difflib.get_close_matches(name, known, n=5, cutoff=0.5)
+    short = name.rsplit("/", 1)[-1].lower()
+    # Registered bindings that contain the name come first (e.g. "cartpole" -> CartPole-v1 before
+    # the many catalogued bsuite/cartpole/<n> settings), then the closest spellings of any name.
+    registered = [n for n in sorted(_REGISTRY) if short and short in n.lower()]
+    matches = list(dict.fromkeys(registered + difflib.get_close_matches(name, known, n=5, cutoff=0.5)))[:5]
     if not matches:
-        short = name.rsplit("/", 1)[-1].lower()
         matches = [n for n in known if short and short in n.lower()][:5]
     hint = f" Did you mean: {', '.join(matches)}?" if matches else ""
     failed = "".join(

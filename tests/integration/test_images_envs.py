@@ -1,4 +1,4 @@
-"""Every environment package the envs stage promises imports in the lib image."""
+"""Every environment package the envs stage promises imports in the lib image; its rendering settings."""
 
 from __future__ import annotations
 
@@ -21,6 +21,26 @@ PACKAGES = {
     "pymunk": "pymunk",
     "pygame-ce": "pygame",
     "numpy": "numpy",
+    "Box2D": "Box2D",
+    "mujoco": "mujoco",
+    "gymnasium MuJoCo envs": "gymnasium.envs.mujoco.half_cheetah_v5",
+    "dm_control": "dm_control.suite",
+    "shimmy": "shimmy",
+    "metaworld": "metaworld",
+    "vizdoom": "vizdoom",
+    "magent2": "magent2.environments.battle_v4",
+    "open-spiel": "pyspiel",
+    "crafter": "crafter",
+    "craftax": "craftax.craftax_env",
+    "jax": "jax",
+    "bsuite": "bsuite",
+    "highway-env": "highway_env",
+    "griddly": "griddly",
+    "stable-retro": "stable_retro",
+    "tensorboard": "tensorboard",
+    "optuna": "optuna",
+    "matplotlib": "matplotlib.pyplot",
+    "tomli-w": "tomli_w",
 }
 
 SCRIPT = """
@@ -56,3 +76,10 @@ def imports(docker_client, lib_image) -> dict[str, str]:
 @pytest.mark.parametrize("name", PACKAGES)
 def test_env_package_imports(imports, name):
     assert imports[PACKAGES[name]] == "ok", imports[PACKAGES[name]]
+
+
+def test_rendering_defaults_for_headless_egl(docker_client, lib_image):
+    """MUJOCO_GL, llvmpipe in the calling thread, and the NVIDIA `graphics` capability are image settings."""
+    env = dict(item.split("=", 1) for item in docker_client.images.get(lib_image).attrs["Config"]["Env"])
+    assert env["MUJOCO_GL"] == "egl" and env["PYOPENGL_PLATFORM"] == "egl" and env["LP_NUM_THREADS"] == "0"
+    assert set(env["NVIDIA_DRIVER_CAPABILITIES"].split(",")) >= {"compute", "utility", "graphics"}

@@ -48,7 +48,11 @@ def test_cell(matrix_report, env, check):
     assert row.status != "fail", f"{env} {check} failed:\n{row.detail}"
     if row.status == "skip":
         binding = environments.get(env)
-        allowed = {"gpu"} | (set() if binding.smoke.learn else {"learn"})
+        allowed = (
+            {"gpu"}
+            | (set() if binding.smoke.learn else {"learn"})
+            | (set() if binding.pixels else {"render"})
+        )
         assert check in allowed, f"{env} {check} skipped: {row.detail}"
         assert row.detail, "a skip must say why"
     if check in ("step", "serial", "multiprocessing"):

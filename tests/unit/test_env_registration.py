@@ -9,8 +9,20 @@ import pytest
 
 import pufferlib.environments as environments
 
-FAMILIES = ("minigrid", "procgen", "nethack", "minihack", "butterfly", "atari")
+FAMILIES = (
+    "minigrid",
+    "procgen",
+    "nethack",
+    "minihack",
+    "butterfly",
+    "atari",
+    "box2d",
+    "mujoco",
+    "dm_control",
+    "metaworld",
+)
 HEAVY = ("torch", "procgen", "gym", "gym3", "nle", "minihack", "minigrid", "ale_py", "pygame", "pymunk")
+HEAVY += ("Box2D", "mujoco", "dm_control", "metaworld", "shimmy", "OpenGL")
 
 
 def test_registering_imports_no_environment_package_and_no_torch():
@@ -26,7 +38,7 @@ def test_bindings_name_their_extra_requirements_and_policy(family):
     bindings = environments.bindings(family)
     assert bindings, f"no {family} bindings registered"
     for binding in bindings:
-        assert binding.extra == family and family in extras["common"][0]
+        assert binding.extra == family and family in " ".join(extras["common"])
         assert binding.requires and binding.smoke.steps > 0 and binding.smoke.seconds > 0
         assert binding.seeding == "full" or binding.seeding.startswith("none")
         if binding.available():

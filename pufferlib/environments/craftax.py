@@ -1,0 +1,345 @@
+"""Craftax (craftax/<id>): Crafter rewritten in JAX, as one native multi-env PufferEnv.
+
+Ids: `Craftax-Classic-Symbolic-v1` (Crafter's rules; 1345 floats: the 9x7 local map one-hot plus
+inventory and status), `Craftax-Classic-Pixels-v1` (63x63x3), `Craftax-Symbolic-v1` (the full
+game: dungeons, floors, magic; 8268 floats), `Craftax-Pixels-v1` (130x110x3). Pixels arrive as
+uint8 (the game's [0, 1] floats times 255, converted inside the jitted step). Actions: Discrete(17)
+(Classic) or Discrete(43).
+
+`num_envs` games are rows of one PufferEnv, stepped by ONE jitted, vmapped function per step: no
+Python loop over games. Games that end restart inside the same jitted call (as Procgen's and
+ALE's do: the observation that comes with a done is the first of the next episode); fresh worlds
+are generated only on steps where some game ended (`lax.cond`), `resets` of them (default
+ceil(num_envs / 16), as Craftax's own optimistic resets). If more games end on one step than
+`resets`, some share a new world (their futures still differ: every game has its own key).
+
+Episode ends: death (and, in Craftax, beating the final boss) is a terminal; the time limit
+(10,000 steps Classic, 100,000 Craftax) a truncation. Infos at each episode end:
+`achievements/<name>` = 1.0 if the achievement was unlocked in the episode (22 Classic, 67 Craftax;
+the mean over episodes is the success rate Crafter's score is built from).
+
+Seeding: full. `reset(seed)` starts every game from jax.random.PRNGKey(seed); each step splits the
+key. JAX: CPU (`jax[cpu]`) in both image variants; compiling the batched step takes tens of
+seconds on CPU, so unless JAX_COMPILATION_CACHE_DIR (or jax's config) names a cache already, the
+family points JAX's persistent compilation cache at ~/.cache/pufferlib/jax: later processes (vector
+workers, the next run) load the compiled step in about a second. Craftax prints texture-cache
+messages on import; they are swallowed (the smoke check's stdout is JSON).
+
+JAX and fork: JAX is multithreaded and does not survive os.fork() (the child aborts: "Mutex::Fer
+while waiting on Condition"), which is how pufferlib.vector.Multiprocessing starts workers under
+the default start method. An env made in a process forked from one where this family already ran
+JAX therefore runs its games in a child process of its own (`process="auto"`), and still steps
+them with one jitted call; the observations cross a socket once per step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from pufferlib import APIUsageError, EpisodeStats, PufferEnv
+from pufferlib.environments import _child
+from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+
+ENVS = {  # id -> (classic, pixels)
+    "Craftax-Classic-Symbolic-v1": (True, False),
+    "Craftax-Classic-Pixels-v1": (True, True),
+    "Craftax-Symbolic-v1": (False, False),
+    "Craftax-Pixels-v1": (False, True),
+}
+CACHE_DIR = Path.home() / ".cache" / "pufferlib" / "jax"
+_JAX_PID: int | None = None  # the process in which this family ran JAX (a fork child inherits it)
+
+
+def _jax():
+    import jax
+
+    if not os.environ.get("JAX_COMPILATION_CACHE_DIR") and not jax.config.jax_compilation_cache_dir:
+        jax.config.update("jax_compilation_cache_dir", str(CACHE_DIR))
+    return jax
+
+
+@functools.cache
+def _program(name: str, num_envs: int, resets: int):
+    """The jitted reset and step for `num_envs` games of `name` (built once per process)."""
+    global _JAX_PID
+    _JAX_PID = os.getpid()  # importing craftax already computes with JAX (its texture arrays)
+    jax = _jax()
+    jnp = jax.numpy
+    with contextlib.redirect_stdout(io.StringIO()):  # "Loading Craftax textures from cache."
+        from craftax.craftax_env import make_craftax_env_from_name
+
+        env = make_craftax_env_from_name(name, auto_reset=False)
+        if ENVS[name][0]:
+            from craftax.craftax_classic.constants import Achievement
+        else:
+            from craftax.craftax.constants import Achievement
+    params = env.default_params
+    pixels = ENVS[name][1]
+
+    def observe(obs):
+        return jnp.round(obs * 255).astype(jnp.uint8) if pixels else obs
+
+    def reset_worlds(key, count):
+        obs, state = jax.vmap(env.reset_env, in_axes=(0, None))(jax.random.split(key, count), params)
+        return observe(obs), state
+
+    def reset(key):
+        key, sub = jax.random.split(key)
+        obs, state = reset_worlds(sub, num_envs)
+        # World generation leaves some fields weakly typed, which step() returns strongly typed: make
+        # them strong here, or the second step() would compile the whole step again.
+        state = jax.tree.map(lambda x: jnp.asarray(x, dtype=x.dtype), state)
+        return key, state, obs
+
+    def step(key, state, actions):
+        key, k_step, k_reset = jax.random.split(key, 3)
+        keys = jax.random.split(k_step, num_envs)
+        obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
+            keys, state, actions, params
+        )
+        obs = observe(obs)
+        timeout = state.timestep >= params.max_timesteps
+        truncated = done & timeout & (state.player_health > 0)
+        achieved = state.achievements
+
+        def restart(carry):  # done rows take fresh worlds, the i-th done row the (i mod resets)-th world
+            state, obs = carry
+            new_obs, new_state = reset_worlds(k_reset, resets)
+            pick = jnp.where(done, (jnp.cumsum(done) - 1) % resets, 0)
+
+            def where(new, old):
+                return jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new[pick], old)
+
+            return jax.tree.map(where, new_state, state), where(new_obs, obs)
+
+        state, obs = jax.lax.cond(done.any(), restart, lambda carry: carry, (state, obs))
+        return key, state, obs, reward, done & ~truncated, truncated, achieved
+
+    space = env.observation_space(params)
+    names = [a.name.lower() for a in Achievement]
+    return jax.jit(reset), jax.jit(step), tuple(space.shape), int(env.num_actions), names
+
+
+class _Local:
+    """The batched game in this process: the jitted program, its key and state."""
+
+    def __init__(self, name: str, num_envs: int, resets: int) -> None:
+        self._reset, self._step, *self.spec = _program(name, num_envs, resets)
+        self._key = self._state = None
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        jax = _jax()
+        key = jax.random.PRNGKey(seed) if seed is not None else self._key
+        self._key, self._state, obs = self._reset(key)
+        return np.asarray(obs)
+
+    def step(self, actions: np.ndarray) -> tuple:
+        self._key, self._state, obs, reward, terminal, truncated, achieved = self._step(
+            self._key, self._state, actions
+        )
+        terminal, truncated = np.asarray(terminal), np.asarray(truncated)
+        unlocked = np.asarray(achieved) if (terminal | truncated).any() else None
+        return np.asarray(obs), np.asarray(reward), terminal, truncated, unlocked
+
+
+def serve(fd: int) -> None:
+    """A Craftax game batch in a child process (pufferlib.environments._child runs it)."""
+
+    def build(init: tuple):
+        local = _Local(*init)
+
+        def handle(command: str, arg: Any):
+            return local.reset(arg) if command == "reset" else local.step(arg)
+
+        return handle, local.spec
+
+    _child.serve(fd, build)
+
+
+class _Remote:
+    """The batched game in a child process: for processes forked from one where JAX already ran."""
+
+    def __init__(self, name: str, num_envs: int, resets: int) -> None:
+        self._child = _child.Child(
+            "pufferlib.environments.craftax:serve", (name, num_envs, resets), what=f"craftax/{name}"
+        )
+        self.spec = self._child.detail
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        return self._child.call("reset", seed)
+
+    def step(self, actions: np.ndarray) -> tuple:
+        return self._child.call("step", actions)
+
+    def close(self) -> None:
+        self._child.close()
+
+
+class Craftax(PufferEnv):
+    """`num_envs` Craftax games of one id (see the module docstring).
+
+    process: "auto" runs JAX in this process, unless this process was forked from one where this
+    family already ran JAX (JAX does not survive fork: the child aborts or hangs), in which case the
+    games run in a child process of their own; "local" and "child" force one or the other.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        num_envs: int = 1,
+        buf: Any = None,
+        seed: int = 0,
+        resets: int | None = None,
+        process: str = "auto",
+    ):
+        if name not in ENVS:
+            raise ValueError(f"Unknown Craftax id {name!r}; one of {', '.join(ENVS)}")
+        if int(num_envs) < 1:
+            raise APIUsageError(f"craftax/{name}: num_envs must be >= 1, got {num_envs}")
+        resets = -(-int(num_envs) // 16) if resets is None else int(resets)
+        if not 1 <= resets <= num_envs:
+            raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
+        if process not in ("auto", "local", "child"):
+            raise ValueError(f"process must be 'auto', 'local' or 'child', got {process!r}")
+        forked = _JAX_PID not in (None, os.getpid())
+        if process == "local" and forked:
+            raise APIUsageError(
+                f"craftax/{name}: this process was forked from one where JAX already ran, and JAX does not "
+                "survive fork; use process='auto' or 'child', or the 'spawn' start method"
+            )
+        self.name = name
+        self.num_agents = int(num_envs)
+        remote = process == "child" or (process == "auto" and forked)
+        self._engine = (_Remote if remote else _Local)(name, self.num_agents, resets)
+        shape, actions, self.achievements = self._engine.spec
+        if ENVS[name][1]:
+            self.single_observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
+        else:
+            self.single_observation_space = gymnasium.spaces.Box(0.0, 1.0, shape, np.float32)
+        self.single_action_space = gymnasium.spaces.Discrete(actions)
+        super().__init__(buf)
+        self._seed = seed
+        self._started = False
+        self._stats = EpisodeStats(self.num_agents)
+
+    def reset(self, seed: int | None = None):
+        if seed is None and not self._started:
+            seed = self._seed
+        self.observations[:] = self._engine.reset(seed)
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        self._stats.reset()
+        self._started = True
+        return self.observations, []
+
+    def step(self, actions):
+        if not self._started:
+            raise APIUsageError(f"craftax/{self.name}: step() called before reset()")
+        actions = np.asarray(actions).reshape(-1)
+        n = self.single_action_space.n
+        if actions.size != self.num_agents or not ((actions >= 0) & (actions < n)).all():
+            raise APIUsageError(
+                f"craftax/{self.name}: actions must be {self.num_agents} integers in [0, {n}), "
+                f"got {actions!r}"
+            )
+        obs, reward, terminal, truncated, unlocked = self._engine.step(actions.astype(np.int32))
+        self.observations[:] = obs
+        self.rewards[:] = reward
+        self.terminals[:] = terminal
+        self.truncations[:] = truncated
+        infos = self._stats.step(
+            self.rewards,
+            self.terminals | self.truncations,
+            lambda i: {
+                f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)
+            },
+        )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def render(self):
+        return self.observations[0]
+
+    def close(self) -> None:
+        if isinstance(self._engine, _Remote):
+            self._engine.close()
+
+
+def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
+    """`num_envs` games of a Craftax id; kwargs: num_envs=1, resets=ceil(num_envs/16), process="auto"."""
+    return Craftax(name, buf=buf, seed=seed, **kwargs)
+
+
+def env_creator(name: str):
+    return functools.partial(make_env, name)
+
+
+def _binding(name: str) -> Binding:
+    classic, pixels = ENVS[name]
+    return Binding(
+        name=f"craftax/{name}",
+        make=make_env,
+        kwargs={"name": name},
+        extra="craftax",
+        policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
+        requires=("craftax", "jax"),
+        smoke=SmokeSpec(steps=64, seconds=300.0),  # the first compile of the batched step (CPU)
+        description=f"{'Craftax-Classic' if classic else 'Craftax'} in JAX, "
+        f"{'pixels (uint8)' if pixels else 'symbolic'} observations; one jitted step for all games",
+    )
+
+
+# The registered set (exercised by the integration matrix): Classic with symbolic observations. Its
+# batched step compiles in under a minute on CPU; the pixel renderers take minutes (and their
+# executables load slowly even from the persistent cache), which the matrix budget cannot carry.
+# The other three ids are made the same way on demand (tests/unit/test_env_craftax.py covers pixels).
+REGISTERED = ("Craftax-Classic-Symbolic-v1",)
+for _name in REGISTERED:
+    register(_binding(_name))
+register_catalog("craftax", tuple(ENVS), _binding)
+
+
+def bench(
+    name: str = "Craftax-Classic-Symbolic-v1",
+    sizes: tuple = (1, 16, 64, 256),
+    steps: int = 50,
+    repeats: int = 3,
+):
+    """Print steps/s of `sizes` games in one Craftax env (CPU JAX) beside Crafter (pure Python, one game).
+
+    Compiling is excluded (one warm-up step first; the compile time is printed); medians of `repeats`.
+
+        python -c "from pufferlib.environments.craftax import bench; bench()"
+    """
+    import statistics
+    import time
+
+    from pufferlib.environments import crafter
+
+    print(f"craftax/{name} on {_jax().devices()[0].platform}, load {os.getloadavg()[0]:.1f}")
+    for n in (*sizes, "crafter"):
+        env = crafter.make_env("reward") if n == "crafter" else make_env(name, num_envs=n)
+        rng = np.random.default_rng(0)
+        start = time.perf_counter()
+        env.reset(seed=0)
+        env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
+        warmup = time.perf_counter() - start
+        rates = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(steps):
+                if env.done:
+                    env.reset()
+                env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
+            rates.append(steps * env.num_agents / (time.perf_counter() - start))
+        env.close()
+        label = "crafter/reward (1 game, Python)" if n == "crafter" else f"{n} games"
+        print(f"  {label:<32} {statistics.median(rates):10,.0f} steps/s   (reset + first step {warmup:.1f}s)")

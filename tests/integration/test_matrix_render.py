@@ -1,0 +1,33 @@
+"""The matrix's `render` cells in the image: pixel bindings pass, blank or misshapen frames fail."""
+
+from pathlib import Path
+
+import pytest
+
+from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix, select
+
+pytestmark = pytest.mark.docker
+PLUGIN = Path(__file__).parent / "plugins" / "render_frames.py"
+
+
+@pytest.fixture(scope="module")
+def render_cells(docker_client, lib_image):
+    host = Host("local", docker_client)
+    plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2, plugins=[PLUGIN])
+    listed = registered_bindings(host, lib_image, plan.run_id, plan.plugins)
+    plan.bindings = select(listed, ["test/*frame*", "dm_control/cartpole-swingup-pixels"])
+    report = run_matrix(plan)
+    return {row.env: row for row in report.rows if row.check == "render"}
+
+
+def test_blank_and_misshapen_frames_fail(render_cells):
+    assert render_cells["test/blank-frames"].status == "fail"
+    assert "one flat value" in render_cells["test/blank-frames"].detail
+    assert render_cells["test/wrong-frame"].status == "fail"
+    assert render_cells["test/frames"].status == "pass"
+
+
+def test_dm_control_pixels_render_headless_and_say_how(render_cells):
+    cell = render_cells["dm_control/cartpole-swingup-pixels"]
+    assert cell.status == "pass", cell.detail
+    assert "MUJOCO_GL=egl" in cell.detail and "llvmpipe" in cell.detail  # Mesa's software EGL, no GPU

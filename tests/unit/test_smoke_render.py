@@ -1,0 +1,64 @@
+"""The smoke `render` check: passes on drawn frames of the declared shape, fails on blank or misshapen ones,
+skips bindings without pixels. The bindings come from tests/integration/plugins/render_frames.py, loaded the
+way `puffertank matrix --plugin` loads them (PUFFERLIB_PLUGINS), in a child process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGINS = Path(__file__).parents[1] / "integration" / "plugins"
+
+
+@pytest.fixture(scope="module")
+def render():
+    def run(name: str) -> dict:
+        env = {
+            **os.environ,
+            "PUFFERLIB_PLUGINS": "render_frames",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])),
+        }
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pufferlib.smoke",
+                name,
+                "--json",
+                "--checks",
+                "import,make,spaces,reset,render",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        results = {r["check"]: r for r in map(json.loads, out.stdout.splitlines())}
+        assert results["reset"]["status"] == "pass", out.stdout + out.stderr
+        return results["render"]
+
+    return run
+
+
+def test_drawn_frames_pass_and_name_the_renderer(render):
+    result = render("test/frames")
+    assert result["status"] == "pass", result["detail"]
+    assert "(16, 16, 3)" in result["detail"] and "numpy random frames" in result["detail"]
+
+
+def test_blank_frames_fail(render):
+    result = render("test/blank-frames")
+    assert result["status"] == "fail" and "one flat value 7" in result["detail"]
+
+
+def test_frames_of_another_shape_fail(render):
+    result = render("test/wrong-frame")
+    assert result["status"] == "fail" and "declares pixels (16, 16, 3)" in result["detail"]
+
+
+def test_bindings_without_pixels_skip_with_the_reason(render):
+    result = render("ocean/squared")
+    assert result["status"] == "skip" and "no pixel observations" in result["detail"]
