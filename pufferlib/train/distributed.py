@@ -207,15 +207,12 @@ class Ranks(Solo):
 
     def sync(self, run: Any, start: float) -> None:
         """After a rollout: global steps, every rank's new episodes, rank 0's clock (one all_gather)."""
-        episodes, run.deferred = run.deferred, None
+        episodes, run.deferred = run.deferred, []
         mine = (run.steps - self._steps, [_numbers(info) for info in episodes], time.perf_counter() - start)
         gathered: list[Any] = [None] * self.world_size
-        try:
-            with self.watch():
-                dist.all_gather_object(gathered, mine)
-        finally:
-            run.deferred = []
-        run.deferred = None  # record these for real
+        with self.watch():
+            dist.all_gather_object(gathered, mine)
+        run.deferred = None  # record every rank's episodes, in rank order: the same window on every rank
         for _, infos, _ in gathered:
             run.record(infos)
         run.deferred = []
