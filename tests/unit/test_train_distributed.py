@@ -53,8 +53,14 @@ def workers(token: str) -> dict[int, int]:
     return found
 
 
-def start(argv: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([*PUFFER, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start(argv: list[str], new_session: bool = False) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*PUFFER, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=new_session,  # its own process group, for a Ctrl-C sent to the group
+    )
 
 
 def wait_for(predicate, timeout: float, what: str):
@@ -136,20 +142,29 @@ def test_the_replica_check_goes_red_when_weights_differ(tmp_path):
     ]
 
 
-def test_sigterm_on_the_launcher_saves_rank_0s_checkpoint(tmp_path):
-    proc = start(
-        ["train", "ocean/squared", "--json", *TWO_RANKS, *FOREVER, "--train.checkpoint-dir", str(tmp_path)]
-    )
+@pytest.mark.parametrize(
+    ("sig", "group", "code"),
+    [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
+    ids=["SIGTERM-to-the-launcher", "Ctrl-C-to-the-process-group"],
+)
+def test_a_stop_signal_saves_rank_0s_checkpoint(tmp_path, sig, group, code):
+    """Ctrl-C in a terminal signals the whole process group: the ranks get it twice (from the
+    terminal, then from torchrun) and the second must not interrupt rank 0's save."""
+    argv = ["train", "ocean/squared", "--json", *TWO_RANKS, *FOREVER, "--train.checkpoint-dir", str(tmp_path)]
+    proc = start(argv, new_session=group)
     try:
         wait_for(lambda: list(tmp_path.glob("*/model_*.pt")), 180, "checkpoint")
-        proc.send_signal(signal.SIGTERM)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         out, err = proc.communicate(timeout=90)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 143, err
+    assert proc.returncode == code, err
     summary = summary_of(out)
-    assert summary["stop_reason"] == "interrupted" and summary["signal"] == "SIGTERM"
+    assert summary["stop_reason"] == "interrupted" and summary["signal"] == sig.name
     assert Path(summary["checkpoint"]).is_file()
     assert workers(str(tmp_path)) == {}, "a rank outlived the launcher"
 
