@@ -22,7 +22,6 @@ Search space (--param KEY=SPEC, the key as in `puffer train --KEY`; the type is 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -36,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.train import config as configuration
+from pufferlib.train import sweep_report
 from pufferlib.train.config import ConfigError
+from pufferlib.train.sweep_report import Report
 
 SPEC_FILE = "sweep.json"  # what the sweep is, kept beside Tune's state so that --resume needs nothing else
 DEFAULT_ROOT = Path("runs") / "sweeps"
@@ -200,25 +201,6 @@ def trial_dirname(trial_obj) -> str:
 # The sweep
 
 
-@dataclass
-class Report:
-    """What a sweep found: its trials (one row each), the best, the Pareto front, the files."""
-
-    folder: str
-    env: str
-    metric: str
-    mode: str
-    rows: list[dict[str, Any]]
-    best: dict[str, Any] | None
-    front: list[dict[str, Any]]
-    best_within: dict[str, Any] | None
-    within: float | None
-    plot: str | None
-    table: str
-    unfinished: bool  # fewer trials than asked: interrupted (--resume continues) or out of budget
-    signal: str | None = None  # the stop signal that ended it, if one did
-
-
 def run(
     spec: Spec,
     folder: Path,
@@ -258,7 +240,16 @@ def run(
     finally:
         ray.shutdown()
     rows = _rows(grid, params, spec.metric)
-    report = _report(spec, folder, params, rows, within)
+    report = sweep_report.build(
+        env=spec.env,
+        metric=spec.metric,
+        mode=spec.mode,
+        trials=spec.trials,
+        params=params,
+        rows=rows,
+        folder=folder,
+        within=within,
+    )
     report.signal = stopped[0] if stopped else None
     return report
 
@@ -362,105 +353,6 @@ def _error_line(error: BaseException) -> str:
     return last[:300]
 
 
-def pareto_front(rows: list[dict[str, Any]], metric: str, mode: str) -> list[dict[str, Any]]:
-    """The finished trials no other finished trial beats on both score and seconds, fastest first."""
-    sign = 1 if mode == "max" else -1
-    done = [
-        r for r in rows if r["status"] == "finished" and r[metric] is not None and r["seconds"] is not None
-    ]
-    front = []
-    for row in done:
-        beaten = any(
-            sign * other[metric] >= sign * row[metric]
-            and other["seconds"] <= row["seconds"]
-            and (sign * other[metric] > sign * row[metric] or other["seconds"] < row["seconds"])
-            for other in done
-        )
-        if not beaten:
-            front.append(row)
-    return sorted(front, key=lambda row: row["seconds"])
-
-
-def best_of(rows: list[dict[str, Any]], metric: str, mode: str, within: float | None = None):
-    """The best finished trial (ties: the faster); with `within`, among those that solved in that time."""
-    done = [r for r in rows if r["status"] == "finished" and r[metric] is not None]
-    if within is not None:
-        done = [r for r in done if r["solved"] and r["seconds"] is not None and r["seconds"] <= within]
-    if not done:
-        return None
-    sign = 1 if mode == "max" else -1
-    return max(done, key=lambda r: (sign * r[metric], -(r["seconds"] or 0)))
-
-
-def _report(spec: Spec, folder: Path, params: list[Param], rows: list[dict], within: float | None) -> Report:
-    front = pareto_front(rows, spec.metric, spec.mode)
-    table = folder / "results.csv"
-    with open(table, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["trial"])
-        writer.writeheader()
-        writer.writerows(rows)
-    plot = plot_sweep(spec, params, rows, front, folder / "sweep.png") if rows else None
-    return Report(
-        folder=str(folder),
-        env=spec.env,
-        metric=spec.metric,
-        mode=spec.mode,
-        rows=rows,
-        best=best_of(rows, spec.metric, spec.mode),
-        front=front,
-        best_within=None if within is None else best_of(rows, spec.metric, spec.mode, within),
-        within=within,
-        plot=None if plot is None else str(plot),
-        table=str(table),
-        unfinished=len(rows) < spec.trials,
-    )
-
-
-def plot_sweep(spec: Spec, params: list[Param], rows: list[dict], front: list[dict], path: Path) -> Path:
-    """sweep.png: score against seconds with the Pareto front (left), the trials in parallel
-    coordinates over the searched keys and the score (right)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    metric = spec.metric
-    fig, (cost, coords) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for status, style in (("finished", {"c": "tab:blue"}), ("stopped", {"c": "0.6", "marker": "x"})):
-        mine = [
-            r for r in rows if r["status"] == status and r[metric] is not None and r["seconds"] is not None
-        ]
-        cost.scatter([r["seconds"] for r in mine], [r[metric] for r in mine], label=status, **style)
-    if front:
-        cost.plot(
-            [r["seconds"] for r in front],
-            [r[metric] for r in front],
-            "-o",
-            c="tab:red",
-            drawstyle="steps-post",
-            label="Pareto front",
-        )
-    cost.set(xlabel="wall-clock seconds", ylabel=metric, title=f"{spec.env}: {metric} vs cost")
-    cost.legend()
-
-    scored = [r for r in rows if r[metric] is not None]
-    axes = [p.key for p in params] + [metric]
-    if scored:
-        values = [r[metric] for r in scored]
-        low, high = min(values), max(values)
-        for row in scored:
-            ys = [p.normalized(row[p.key]) for p in params]
-            ys.append((row[metric] - low) / (high - low) if high > low else 0.5)
-            shade = ys[-1] if spec.mode == "max" else 1 - ys[-1]
-            coords.plot(range(len(axes)), ys, c=plt.cm.viridis(shade), alpha=0.8)
-    coords.set_xticks(range(len(axes)), axes, rotation=15)
-    coords.set(ylabel="position in range (log for log ranges)", title="trials (colour: score)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
 def default_folder(env_name: str, root: Path = DEFAULT_ROOT) -> Path:
     return root / f"{env_name.replace('/', '-')}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -537,7 +429,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(asdict(report), default=str), flush=True)
     else:
-        print_report(report)
+        sweep_report.print_report(report)
     if report.signal:  # SIGTERM or SIGHUP: state saved, as `puffer train` reports a stop signal
         return 128 + int(signal.Signals[report.signal])
     if report.unfinished and not spec.budget_seconds:  # Ctrl-C (Tune caught it and saved its state)
@@ -577,51 +469,3 @@ def _spec_and_folder(args: argparse.Namespace) -> tuple[Spec, Path]:
         max_concurrent=args.max_concurrent,
     )
     return spec, folder
-
-
-def print_report(report: Report) -> None:
-    """The trials as a table, the failures, the best config, the Pareto front, where the files are."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, soft_wrap=True)
-    metric = report.metric
-    table = Table(title=f"sweep of {report.env}: {len(report.rows)} trials", title_justify="left")
-    keys = [k for k in (report.rows[0] if report.rows else {}) if k not in ("path", "error")]
-    for key in keys:
-        table.add_column(key, justify="left" if key in ("trial", "status", "node") else "right")
-    for row in report.rows:
-        table.add_row(*(_cell(row[key]) for key in keys))
-    console.print(table)
-    for row in report.rows:
-        if row["error"]:
-            console.print(f"failed {row['trial']}: {row['error']}")
-    if report.best:
-        console.print(f"best: {_outcome(report.best, metric)}")
-    front = ", ".join(f"{_cell(r['seconds'])} s -> {_cell(r[metric])} ({r['trial']})" for r in report.front)
-    console.print(f"Pareto front (seconds -> {metric}): {front or '-'}")
-    if report.within is not None:
-        found = report.best_within
-        console.print(
-            f"best that solved within {report.within:g} s: {_outcome(found, metric) if found else 'none'}"
-        )
-    console.print(f"results: {report.table}  plot: {report.plot}  sweep: {report.folder}")
-    if report.unfinished:
-        console.print(f"unfinished: continue with puffer sweep {report.env} --resume --out {report.folder}")
-
-
-def _outcome(row: dict[str, Any], metric: str) -> str:
-    """'--train.learning-rate 0.0027  (mean_return 0.93, 3.2 s, solved)': the config as flags."""
-    flags = " ".join(f"--{k.replace('_', '-')} {_cell(v)}" for k, v in row.items() if "." in k)
-    solved = "solved" if row["solved"] else "not solved"
-    return f"{flags}  ({metric} {_cell(row[metric])}, {_cell(row['seconds'])} s, {solved})"
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)

@@ -149,7 +149,7 @@ def test_bad_search_spaces_are_clear_errors_before_ray_starts(tmp_path, capsys, 
 
 
 def test_pareto_front_and_best_within():
-    from pufferlib.train.sweep import best_of, pareto_front
+    from pufferlib.train.sweep_report import best_of, pareto_front
 
     def row(name, score, seconds, solved=True, status="finished"):
         return {"trial": name, "status": status, "m": score, "seconds": seconds, "solved": solved}
