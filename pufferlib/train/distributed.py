@@ -191,6 +191,7 @@ class Ranks(Solo):
             dist.all_reduce(on_cuda, op=dist.ReduceOp.MIN)
             group = None
             if on_cuda.item():
+                torch.cuda.set_device(device)  # NCCL's communicator on this rank's GPU, not GPU 0
                 group = dist.new_group(backend="nccl", timeout=timedelta(seconds=self.timeout))
                 self.backend = "nccl"
             ids = [torch.device(device)] if device.startswith("cuda") else None
