@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.train import config as configuration
-from pufferlib.train import rundir
-from pufferlib.train import sweep_report
+from pufferlib.train import rundir, sweep_report
 from pufferlib.train.config import ConfigError
 from pufferlib.train.sweep_report import Report
 

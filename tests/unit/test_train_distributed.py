@@ -150,7 +150,15 @@ def test_the_replica_check_goes_red_when_weights_differ(tmp_path):
 def test_a_stop_signal_saves_rank_0s_checkpoint(tmp_path, sig, group, code):
     """Ctrl-C in a terminal signals the whole process group: the ranks get it twice (from the
     terminal, then from torchrun) and the second must not interrupt rank 0's save."""
-    argv = ["train", "ocean/squared", "--json", *TWO_RANKS, *FOREVER, "--train.run-dir", f"{tmp_path}/{{time}}-{{id}}"]
+    argv = [
+        "train",
+        "ocean/squared",
+        "--json",
+        *TWO_RANKS,
+        *FOREVER,
+        "--train.run-dir",
+        f"{tmp_path}/{{time}}-{{id}}",
+    ]
     proc = start(argv, new_session=group)
     try:
         wait_for(lambda: list(tmp_path.glob("*/model_*.pt")), 180, "checkpoint")
@@ -170,7 +178,9 @@ def test_a_stop_signal_saves_rank_0s_checkpoint(tmp_path, sig, group, code):
 
 
 def test_a_killed_rank_stops_the_job_with_an_error_naming_it(tmp_path):
-    proc = start(["train", "ocean/squared", *TWO_RANKS, *FOREVER, "--train.run-dir", f"{tmp_path}/{{time}}-{{id}}"])
+    proc = start(
+        ["train", "ocean/squared", *TWO_RANKS, *FOREVER, "--train.run-dir", f"{tmp_path}/{{time}}-{{id}}"]
+    )
     try:
         wait_for(lambda: list(tmp_path.glob("*/model_*.pt")), 180, "checkpoint")
         ranks = workers(str(tmp_path))
