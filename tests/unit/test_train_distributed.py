@@ -48,7 +48,7 @@ def workers(token: str) -> dict[int, int]:
         except OSError:
             continue
         rank = [e for e in environ if e.startswith(b"RANK=")]
-        if token.encode() in cmdline and rank and b"pufferlib.cli" in cmdline:
+        if any(token.encode() in part for part in cmdline) and rank and b"pufferlib.cli" in cmdline:
             found[int(rank[0].split(b"=")[1])] = int(proc.name)
     return found
 

@@ -79,7 +79,7 @@ def test_a_learning_rate_sweep_finds_a_config_that_solves(tmp_path):
         updates = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
         summary = json.loads((run_dir / "summary.json").read_text())
         assert updates[-1]["update"] == summary["updates"] and summary["mean_return"] == row["mean_return"]
-        assert Path(summary["checkpoint"]).parent.parent == run_dir
+        assert Path(summary["checkpoint"]).parent == run_dir
     assert len(results(out)) == 6
     assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
