@@ -1,6 +1,6 @@
 """`puffer train` beside textbook PPO (pufferlib/bench/ppo_peer.py) at CleanRL's CartPole settings.
 
-    python -m pufferlib.bench.trainer                          # 5 seeds, 150k steps each (~15 min)
+    python -m pufferlib.bench.trainer                          # 5 seeds, 150k steps each (~6 min quiet)
     python -m pufferlib.bench.trainer --seeds 1 --steps 20000  # a quick try
     python -m pufferlib.bench.trainer --set policy.separate_critic=false   # ours with an override
 
