@@ -31,6 +31,8 @@ ALIASES = {
     "cooperative_pong_v5": "cooperative_pong_v6",
     "knights_archers_zombies_v10": "knights_archers_zombies_v11",
 }
+# The pixel envs' frames at the binding's downsampling (the matrix's `render` check covers them).
+PIXELS = {"pistonball_v6": (229, 60, 3), "cooperative_pong_v6": (70, 120, 3)}
 # name -> (policy, binding kwargs, description)
 ENVS: dict[str, tuple[str, dict[str, Any], str]] = {
     "pistonball_v6": (
@@ -107,7 +109,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **k
     env = pettingzoo.make("parallel", f"butterfly/{game}-{version}", **kwargs)
     if downsample > 1:
         env = Downsample(env, downsample)
-    return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    env = PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    env.render_backend = "pygame-ce software surface (SDL_VIDEODRIVER=" + os.environ["SDL_VIDEODRIVER"] + ")"
+    return env
 
 
 def _register(name: str, target: str) -> None:
@@ -124,6 +128,7 @@ def _register(name: str, target: str) -> None:
             multiagent=True,
             requires=("pettingzoo", "pygame", "pymunk"),
             smoke=SmokeSpec(steps=128 if target == "pistonball_v6" else 256, seconds=120.0),  # 20 pistons
+            pixels=PIXELS.get(target, ()),
             description=description,
         )
     )
