@@ -18,3 +18,9 @@ pip install "${constraints[@]}" "${index[@]}" --find-links "$here/wheelhouse" "$
 if [ "$VARIANT" = cuda ]; then
   bash "$here/install-cuda-toolchain.sh" "${constraints[@]}"
 fi
+
+# The torch wheel carries PyTorch's own C++ test executables (torch/test, and torch/bin's test_* and
+# *StoreTest): about 125 MB of the image that nothing runs. Removed here, in the layer that installs them
+# (a later layer could only hide them). protoc, torch_shm_manager and the rest of torch/bin stay.
+torch_dir=$(python -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
+rm -rf "$torch_dir/test" "$torch_dir"/bin/test_* "$torch_dir"/bin/*StoreTest

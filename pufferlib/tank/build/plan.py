@@ -71,7 +71,10 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/constraints/base.txt",
             "docker/constraints/envs.txt",
             "docker/install-envs.sh",
+            "docker/slim_site.py",
             "docker/check_envs.py",
+            # The Craftax program the stage compiles into the image's JAX cache (self-contained).
+            "pufferlib/environments/craftax_jax.py",
         ),
     ),
     "lib": Stage(
