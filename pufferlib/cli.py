@@ -1,10 +1,17 @@
-"""`puffer`: the library's command (envs, train, eval, bench). One module per subcommand."""
+"""`puffer`: the library's command (envs, smoke, train, eval, plot, bench). One module per subcommand.
+
+Conventions shared by every subcommand: `--json` is a flag that makes stdout machine-readable and
+nothing else (progress goes to stderr or is left out); a file to write is `--out FILE` or
+`--json-file FILE`; `puffer --version` names the version and, in a checkout, the git revision.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+from pufferlib.provenance import describe
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (
@@ -19,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="puffer", description="PufferLib: environments, training, benchmarks."
     )
+    parser.add_argument(
+        "--version", action="version", version=f"puffer {describe()}", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -26,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if not getattr(args, "func", None):
@@ -34,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not getattr(args, "accepts_overrides", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.overrides = extra
+    args.argv = argv
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

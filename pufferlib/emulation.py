@@ -103,12 +103,40 @@ class _Emulated(PufferEnv):
         self._box_bounds = None
         if isinstance(atn_space, spaces.Box):
             self._box_bounds = (atn_space.low, atn_space.high)
+        # A top-level Discrete action is one Python int plus `start` (None for every other space).
+        self._atn_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
+        self._atn_n = int(atn_space.n) if isinstance(atn_space, spaces.Discrete) else 0
+        # Per-step writes through memoryviews: an item or a slice assignment costs about half of
+        # numpy's (which must first build an index and a view). `_obs_view` is set once the first
+        # step's observation was checked and is a 1-D array of the declared dtype; anything else
+        # (another dtype, a list, a Dict) goes through numpy, which casts.
+        self._obs_rows = list(self.observations)  # row views, built once
+        self._obs_view: memoryview | None = None
+        self._outcome_views = (
+            memoryview(self.rewards),
+            memoryview(self.terminals),
+            memoryview(self.truncations),
+        )
 
     def _write(self, row: int, ob: Any) -> None:
         if self.obs_dtype is None:
-            self.observations[row] = ob
+            self._obs_rows[row][...] = ob
         else:
             pspaces.write_observation(self._struct[row], ob, self._native_obs_space)
+
+    def _fast_observation(self, ob: Any) -> memoryview | None:
+        """A memoryview of row 0 that `ob`'s kind of array can be copied into as is, or None."""
+        row = self._obs_rows[0]
+        if (
+            self.obs_dtype is None
+            and row.ndim == 1
+            and row.flags.c_contiguous
+            and isinstance(ob, np.ndarray)
+            and ob.dtype == row.dtype
+            and ob.shape == row.shape
+        ):
+            return memoryview(row)
+        return None
 
     def _check_observation(self, ob: Any, agent: Any = None) -> None:
         space = self._native_obs_space
@@ -243,35 +271,73 @@ class GymnasiumPufferEnv(_Emulated):
         self._episode_info: dict[str, float] = {}
 
     def step(self, action):
-        actions = self._validate_actions(action)
-        ob, reward, terminated, truncated, info = self.env.step(self._native_action(actions[0]))
-        if not self._checked_step:
-            self._check_observation(ob)
-            self._checked_step = True
-        self._write(0, ob)
-        self.rewards[0] = reward
-        self.terminals[0] = terminated
-        self.truncations[0] = truncated
+        if self._atn_start is None:
+            infos = self._step_rows(self._validate_actions(action))
+        else:  # a top-level Discrete action: one int
+            value = action
+            if type(value) is not int:
+                try:  # noqa: SIM105 (contextlib.suppress costs more than this whole check)
+                    value = value.item()  # a one-element numpy array or scalar
+                except (AttributeError, ValueError):
+                    pass
+            if type(value) is not int or not 0 <= value < self._atn_n or self.done or not self._initialized:
+                # not a plain in-range int: accepted as one (e.g. 1.0), or the error says what is wrong
+                value = int(self._validate_actions(action).reshape(-1)[0])
+            infos = self._step_native(value + self._atn_start)
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _step_rows(self, actions: np.ndarray) -> list:
+        """step() with checked actions: the (1, ...) row of the flat action space."""
+        return self._step_native(self._native_action(actions[0]))
+
+    def _step_native(self, action: Any) -> list:
+        """Step the env with a checked action in its own space; returns the infos (one dict at an
+        episode's end). The vector backends call this directly for a Discrete action space, after
+        checking the actions of a whole batch at once (VectorEnv._check_actions, Envs.step)."""
+        ob, reward, terminated, truncated, info = self.env.step(action)
+        view = self._obs_view
+        if view is None:
+            if not self._checked_step:
+                self._check_observation(ob)
+                self._checked_step = True
+                self._obs_view = self._fast_observation(ob)
+            self._write(0, ob)
+        else:
+            try:
+                view[:] = ob
+            except (TypeError, ValueError):  # not the kind of array of the first step: numpy casts
+                self._obs_view = None
+                self._write(0, ob)
+        rewards, terminals, truncations = self._outcome_views
+        try:
+            rewards[0] = reward
+            terminals[0] = terminated
+            truncations[0] = truncated
+        except (TypeError, ValueError, OverflowError):  # e.g. a reward given as a string: numpy parses it
+            self.rewards[0] = reward
+            self.terminals[0] = terminated
+            self.truncations[0] = truncated
         self._episode_return += float(reward)
         self._episode_length += 1
         if info:
             self._episode_info.update(numeric_items(info))
-        infos = []
         if terminated or truncated:
-            infos.append(
-                {
-                    **self._episode_info,
-                    "episode_return": self._episode_return,
-                    "episode_length": self._episode_length,
-                }
-            )
-            if self.autoreset:  # same-step autoreset: the final observation travels in the info
-                infos[0]["final_observation"] = self.observations[0].copy()
-                self._write(0, self._reset_env(None)[0])
-                self._start_episode()
-            else:
-                self.done = True
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+            return self._end_episode()
+        return []
+
+    def _end_episode(self) -> list:
+        info = {
+            **self._episode_info,
+            "episode_return": self._episode_return,
+            "episode_length": self._episode_length,
+        }
+        if self.autoreset:  # same-step autoreset: the final observation travels in the info
+            info["final_observation"] = self.observations[0].copy()
+            self._write(0, self._reset_env(None)[0])
+            self._start_episode()
+        else:
+            self.done = True
+        return [info]
 
 
 class PettingZooPufferEnv(_Emulated):
@@ -386,7 +452,11 @@ class PettingZooPufferEnv(_Emulated):
         return self.observations, []
 
     def step(self, actions):
-        actions = self._validate_actions(actions)
+        infos = self._step_rows(self._validate_actions(actions))
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _step_rows(self, actions: np.ndarray) -> list:
+        """step() with checked actions, one row per agent of the population; returns the infos."""
         live = list(self.env.agents)
         live_rows = self._rows(live)
         obs, rewards, terminated, truncated, info = self.env.step(self._action_dict(live, live_rows, actions))
@@ -419,7 +489,7 @@ class PettingZooPufferEnv(_Emulated):
                     "episode_length": self._episode_length,
                 }
             )
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+        return infos
 
     def _action_dict(self, live: list, rows: np.ndarray, actions: np.ndarray) -> dict:
         """{agent: native action} for the live agents; Discrete and Box spaces in one numpy step."""

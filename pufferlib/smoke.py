@@ -368,18 +368,20 @@ class Smoke:
 
     def check_learn(self) -> tuple[str, float]:
         if not self.binding.smoke.learn:
-            raise Skip("no learning check for this binding (only Ocean and CartPole)")
+            raise Skip("no learning check for this binding (SmokeSpec.learn is off)")
         from pufferlib.train import train
 
         # Half the binding's time budget: a run that cannot solve in time fails here, with its numbers,
         # rather than being killed at the budget.
         budget = self.binding.smoke.seconds / 2
         summary = train(self.name, {"train.max_seconds": budget}, quiet=True)
-        mean = (
-            "none (no episode ended)" if summary["mean_return"] is None else f"{summary['mean_return']:.3f}"
-        )
+        if summary.get("solve_metric") == "win_rate":  # self-play (train/versus.py)
+            what, value = "win rate against a random opponent", summary["score"]
+        else:
+            what, value = "mean return", summary["mean_return"]
+        mean = "none (no episode ended)" if value is None else f"{value:.3f}"
         detail = (
-            f"mean return {mean} (solved at {self.binding.solved}) "
+            f"{what} {mean} (solved at {summary['solved_score']}) "
             f"after {summary['steps']:,} steps in {summary['seconds']:.1f}s "
             f"(stopped by {summary['stop_reason']})"
         )

@@ -17,6 +17,8 @@ say() { printf '\033[1m[tests]\033[0m %s\n' "$*" >&2; }
 
 install_system_packages() {
   engine_apt_install debootstrap shellcheck ca-certificates
+  # the matrix report's browser test drives Debian's Chromium (Playwright's own download is unreachable)
+  engine_apt_install chromium
 }
 
 install_python() {
@@ -29,7 +31,7 @@ install_python() {
     -c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt" \
     -c "$REPO/docker/constraints/dev.txt" \
     "torch==$(sed -n 's/^torch==//p' "$REPO/docker/constraints/base.txt")" jax jaxlib flax \
-    -e "${REPO}[common,tank,dev,ray]"
+    -e "${REPO}[common,tank,dev,ray,wandb,neptune]"
   # craftax without its plain-pygame requirement (pygame-ce is installed; see pyproject's craftax extra)
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" craftax
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import multiprocessing
@@ -50,9 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"also run PufferLib 2.0.2 with this interpreter (alone: {default_peer_python()}); it must "
         "belong to you or root and be writable by no one else",
     )
-    p.add_argument("--json", help="write machine, samples and table to this JSON file")
-    p.add_argument("--markdown", help="write the table (with the machine) to this Markdown file")
-    p.add_argument("--from-json", help="only render the table of an earlier --json file (with --markdown)")
+    p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
+    p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
+    p.add_argument("--markdown", help="write the table (and machine) to this Markdown file; a .png beside")
+    p.add_argument("--from-json", help="only render the table of an earlier --json-file (with --markdown)")
     p.set_defaults(func=run)
 
 
@@ -97,17 +99,35 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.json:  # --json: stdout carries the JSON document and nothing else
+        with contextlib.redirect_stdout(sys.stderr):
+            code = _run(args)
+        print(json.dumps(getattr(args, "document", None)))
+        return code
+    return _run(args)
+
+
+def _chart(results: list[dict], peers: list[str], markdown: str) -> None:
+    """The table as a chart beside the Markdown file (issue 14: pufferlib/plot.py draws it)."""
+    from pufferlib import plot
+
+    print("chart: " + ", ".join(plot.bench_chart(results, peers, [Path(markdown).with_suffix(".png")])))
+
+
+def _run(args: argparse.Namespace) -> int:
     from pufferlib.vector import physical_cores
 
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
         peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
-        text = report.markdown(saved["machine"], report.table(saved["results"], peers))
+        cores = saved["machine"].get("physical_cores")
+        text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
         print(text)
         if args.markdown:
             with open(args.markdown, "w") as f:
                 f.write(text)
+            _chart(saved["results"], peers, args.markdown)
         return 0
 
     all_work = {w.name: w for w in workloads()}
@@ -164,18 +184,20 @@ def run(args: argparse.Namespace) -> int:
                             flush=True,
                         )
     info["load_average_end"] = os.getloadavg()
-    text = report.table(results, peers)
+    text = report.table(results, peers, cores)
     print()
     print(text)
     errors = report.errors(results)
     if errors:
         print("\nerrors:\n" + "\n".join(f"  {line}" for line in errors))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": info, "results": results, "table": text}, f, indent=1)
+    args.document = {"machine": info, "results": results, "table": text}
+    if args.json_file:
+        with open(args.json_file, "w") as f:
+            json.dump(args.document, f, indent=1)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(report.markdown(info, text))
+        _chart(results, peers, args.markdown)
     failed = report.failed_rows(results, peers)
     if failed:
         print(f"puffer bench: every measurement errored in {', '.join(failed)}", file=sys.stderr)

@@ -89,13 +89,17 @@ def _best(row: dict[str, Cell], names: str | tuple[str, ...]) -> float | None:
     return max(meds) if meds else None
 
 
-def table(results: list[dict], peers: list[str]) -> str:
+def table(results: list[dict], peers: list[str], cores: int | None = None) -> str:
+    """The markdown table; with `cores`, also our best Multiprocessing as a share of the machine's
+    limit: `cores` times Serial's rate (one process stepping the same envs)."""
     ratios = [
         (title, a, b)
         for title, a, b in RATIOS
         if any(p in peers for p in _names(a)) and any(p in peers for p in _names(b))
     ]
+    limit = bool(cores) and "serial" in peers and any(p in peers for p in ("mp", "mp-async"))
     head = ["workload", "envs", *[PEER_TITLES[p] for p in peers], *[title for title, _, _ in ratios]]
+    head += [f"best MP / ({cores} x Serial)"] if limit else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     grid = cells(results, peers)
     for name, desc, n in row_keys(results):
@@ -104,6 +108,9 @@ def table(results: list[dict], peers: list[str]) -> str:
         for _, a, b in ratios:
             ours, theirs = _best(row, a), _best(row, b)
             out.append(f"{ours / theirs:.2f}x" if ours and theirs else "-")
+        if limit:
+            mp, serial = _best(row, ("mp", "mp-async")), _best(row, "serial")
+            out.append(f"{mp / (cores * serial):.0%}" if mp and serial else "-")
         lines.append("| " + " | ".join(out) + " |")
     return "\n".join(lines)
 

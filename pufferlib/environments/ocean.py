@@ -10,7 +10,18 @@ from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, register
 
 Policy = "pufferlib.models:Default"
-ENVS = ("bandit", "memory", "multiagent", "password", "spaces", "squared", "stochastic", "performance")
+ENVS = (
+    "bandit",
+    "continuous",
+    "masked",
+    "memory",
+    "multiagent",
+    "password",
+    "spaces",
+    "squared",
+    "stochastic",
+    "performance",
+)
 MULTIAGENT = ("multiagent",)
 RECURRENT = ("memory",)
 

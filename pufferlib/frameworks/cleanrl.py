@@ -1,17 +1,32 @@
 """CleanRL's policy API over vanilla torch policies: get_value and get_action_and_value.
 
 Logits may be a tensor (Discrete), a list of tensors (MultiDiscrete: log-probs and entropies are
-summed over branches) or a torch Normal (Box). Where the observation is a Dict with an
-`action_mask` entry (1 = allowed) of the same width as the logits, masked actions are never sampled.
+summed over branches) or a torch Normal (Box: CleanRL's ppo_continuous_action Gaussian, log-probs
+and entropies summed over the action's dimensions). A Gaussian's sample is returned, stored and
+scored as drawn; the env clips it into the Box (pufferlib.emulation), as CleanRL's ClipAction
+wrapper does, so the log-prob is that of the unclipped sample, exactly as in CleanRL.
+
+Action masks. An env declares one with an `action_mask` entry in its Dict observation: a 0/1 per
+action (Discrete), or per action of every branch, concatenated (MultiDiscrete); 1 = allowed.
+Masked actions get zero probability: never sampled, and the log-probs and entropy that PPO trains
+on are those of the masked distribution, the one the actions were drawn from. `Policy(policy,
+env)` finds the mask in the env's observation layout, so any policy class is masked; without
+`env` it uses the policy's own `native` layout (as pufferlib.models.Default keeps one).
 """
 
 from __future__ import annotations
 
-import torch
-from torch import nn
-from torch.distributions import Categorical, Normal
+import math
 
-from pufferlib.pytorch import nativize_tensor
+import torch
+from gymnasium import spaces
+from torch import nn
+from torch.distributions import Normal
+
+from pufferlib import APIUsageError
+from pufferlib.pytorch import nativize_dtype, nativize_tensor
+
+MaskLayout = dict  # {"action_mask": leaf}: what nativize_tensor needs to view the mask in a flat row
 
 
 def _masked(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
@@ -25,36 +40,103 @@ def sample_logits(logits, action: torch.Tensor | None = None, mask: torch.Tensor
     if isinstance(logits, Normal):
         if action is None:
             action = logits.sample()
-        return action, logits.log_prob(action).sum(-1), logits.entropy().sum(-1)
+        batch = action.shape[0]
+        log_prob = logits.log_prob(action).reshape(batch, -1).sum(-1)
+        return action, log_prob, logits.entropy().reshape(batch, -1).sum(-1)
     if isinstance(logits, torch.Tensor):
-        dist = Categorical(logits=_masked(logits, mask))
-        if action is None:
-            action = dist.sample()
-        action = action.reshape(-1)
-        return action, dist.log_prob(action), dist.entropy()
+        return _categorical(_masked(logits, mask), action)
     masks = [None] * len(logits) if mask is None else list(mask.split([lg.shape[-1] for lg in logits], -1))
-    dists = [Categorical(logits=_masked(lg, m)) for lg, m in zip(logits, masks, strict=True)]
-    if action is None:
-        action = torch.stack([d.sample() for d in dists], dim=-1)
-    action = action.reshape(-1, len(dists))
-    log_prob = torch.stack([d.log_prob(a) for d, a in zip(dists, action.unbind(-1), strict=True)], -1).sum(-1)
-    entropy = torch.stack([d.entropy() for d in dists], -1).sum(-1)
+    if action is not None:
+        action = action.reshape(-1, len(logits))
+    branches = [
+        _categorical(_masked(lg, m), None if action is None else action[:, i])
+        for i, (lg, m) in enumerate(zip(logits, masks, strict=True))
+    ]
+    action = torch.stack([b[0] for b in branches], dim=-1)
+    log_prob = torch.stack([b[1] for b in branches], -1).sum(-1)
+    entropy = torch.stack([b[2] for b in branches], -1).sum(-1)
     return action, log_prob, entropy
 
 
-def action_mask(policy: nn.Module, x: torch.Tensor) -> torch.Tensor | None:
-    native = getattr(policy, "native", None)
-    if not native or "action_mask" not in native:
+def _categorical(logits: torch.Tensor, action: torch.Tensor | None):
+    """What torch's Categorical(logits=...) gives (a sample, log_prob, entropy) in a few tensor ops:
+    its Python-level setup costs ~10x more than the math for the small batches of a rollout step.
+    Sampling is Gumbel-max (argmax of log-probabilities plus Gumbel noise), exact for a categorical."""
+    logp = logits.log_softmax(-1)
+    if action is None:
+        gumbel = torch.empty_like(logp).exponential_().log_()
+        action = (logp - gumbel).argmax(-1)
+    action = action.reshape(-1)
+    log_prob = logp.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+    entropy = -(logp.exp() * logp).sum(-1)
+    return action, log_prob, entropy
+
+
+def mask_layout(env) -> MaskLayout | None:
+    """Where `env`'s observation rows carry their action mask (None if they carry none).
+
+    Raises APIUsageError when the mask cannot belong to the action space: a mask needs Discrete or
+    MultiDiscrete actions and one entry per action (per action of every branch).
+    """
+    native = nativize_dtype(getattr(env, "emulated", None))
+    if not isinstance(native, dict) or not isinstance(native.get("action_mask"), tuple):
         return None
-    return nativize_tensor(x, native)["action_mask"]
+    leaf = native["action_mask"]
+    width = math.prod(leaf[1])
+    space = env.single_action_space
+    if isinstance(space, spaces.Discrete):
+        actions = int(space.n)
+    elif isinstance(space, spaces.MultiDiscrete):
+        actions = int(space.nvec.sum())
+    else:
+        raise APIUsageError(
+            f"{_name(env)}: the observation carries an action_mask, but the action space is {space}; "
+            "masks need Discrete or MultiDiscrete actions (rename the entry if it is not a mask)"
+        )
+    if width != actions:
+        raise APIUsageError(
+            f"{_name(env)}: the observation's action_mask has {width} entries but the action space {space} "
+            f"has {actions} actions; give one 0/1 per action (MultiDiscrete: per action of every branch, "
+            "branches concatenated)"
+        )
+    return {"action_mask": leaf}
+
+
+def _name(env) -> str:
+    return str(getattr(env, "name", None) or type(env).__name__)
+
+
+def _policy_layout(policy: nn.Module) -> MaskLayout | None:
+    native = getattr(policy, "native", None)
+    if isinstance(native, dict) and isinstance(native.get("action_mask"), tuple):
+        return {"action_mask": native["action_mask"]}
+    return None
+
+
+def read_mask(layout: MaskLayout | None, x: torch.Tensor) -> torch.Tensor | None:
+    """The (batch, actions) mask inside flat observation rows `x`, or None without a layout."""
+    if layout is None:
+        return None
+    return nativize_tensor(x, layout)["action_mask"].reshape(x.shape[0], -1)
+
+
+def action_mask(policy: nn.Module, x: torch.Tensor) -> torch.Tensor | None:
+    """The mask in `x` where the policy's own `native` layout has one (PufferLib-style policies)."""
+    return read_mask(_policy_layout(policy), x)
 
 
 class Policy(nn.Module):
-    """Wraps a policy whose forward(obs) returns (logits, value)."""
+    """Wraps a policy whose forward(obs) returns (logits, value). Give `env` to honour its action
+    mask whatever the policy class (see the module docstring)."""
 
-    def __init__(self, policy: nn.Module) -> None:
+    def __init__(self, policy: nn.Module, env=None) -> None:
         super().__init__()
         self.policy = policy
+        self.mask_layout = mask_layout(env) if env is not None else _policy_layout(policy)
+
+    def action_mask(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The (batch, actions) 0/1 mask in observation rows `x`, or None if the env has none."""
+        return read_mask(self.mask_layout, x)
 
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
         _, value = self.policy(x)
@@ -62,7 +144,7 @@ class Policy(nn.Module):
 
     def get_action_and_value(self, x: torch.Tensor, action: torch.Tensor | None = None):
         logits, value = self.policy(x)
-        action, log_prob, entropy = sample_logits(logits, action, action_mask(self.policy, x))
+        action, log_prob, entropy = sample_logits(logits, action, self.action_mask(x))
         return action, log_prob, entropy, value
 
     def forward(self, x: torch.Tensor, action: torch.Tensor | None = None):
@@ -73,9 +155,17 @@ class Policy(nn.Module):
 class RecurrentPolicy(nn.Module):
     """Wraps a pufferlib.models.LSTMWrapper: the same API plus the recurrent state."""
 
-    def __init__(self, policy: nn.Module) -> None:
+    def __init__(self, policy: nn.Module, env=None) -> None:
         super().__init__()
         self.policy = policy
+        inner = getattr(policy, "policy", policy)
+        self.mask_layout = mask_layout(env) if env is not None else _policy_layout(inner)
+
+    def action_mask(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The mask in observation rows `x` ((B, *obs) or (B, T, *obs): flattened to B*T rows)."""
+        if self.mask_layout is None:
+            return None
+        return read_mask(self.mask_layout, x.reshape(-1, *self.policy.obs_shape))
 
     def get_value(self, x: torch.Tensor, state=None, starts: torch.Tensor | None = None):
         (_, value), state = self.policy(x, state, starts)
@@ -89,9 +179,7 @@ class RecurrentPolicy(nn.Module):
         starts: torch.Tensor | None = None,
     ):
         (logits, value), state = self.policy(x, state, starts)
-        flat_x = x.reshape(-1, *self.policy.obs_shape)
-        mask = action_mask(self.policy.policy, flat_x)
-        action, log_prob, entropy = sample_logits(logits, action, mask)
+        action, log_prob, entropy = sample_logits(logits, action, self.action_mask(x))
         return action, log_prob, entropy, value, state
 
     def forward(

@@ -6,6 +6,8 @@ randomness from the env's own generator (`self.np_random`, seeded through reset)
 """
 
 from pufferlib.ocean.bandit import Bandit
+from pufferlib.ocean.continuous import Continuous
+from pufferlib.ocean.masked import Masked
 from pufferlib.ocean.memory import Memory
 from pufferlib.ocean.multiagent import Multiagent
 from pufferlib.ocean.password import Password
@@ -14,4 +16,15 @@ from pufferlib.ocean.spaces import Spaces
 from pufferlib.ocean.squared import Squared
 from pufferlib.ocean.stochastic import Stochastic
 
-__all__ = ["Bandit", "Memory", "Multiagent", "Password", "Performance", "Spaces", "Squared", "Stochastic"]
+__all__ = [
+    "Bandit",
+    "Continuous",
+    "Masked",
+    "Memory",
+    "Multiagent",
+    "Password",
+    "Performance",
+    "Spaces",
+    "Squared",
+    "Stochastic",
+]

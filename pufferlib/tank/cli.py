@@ -13,6 +13,8 @@ import contextlib
 import importlib
 import sys
 
+from pufferlib.provenance import describe
+
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (
     "pufferlib.tank.build.cli",
@@ -28,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="puffertank",
         description="PufferTank host tooling: build the image chain, run it, test it, check the host.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"puffertank {describe()}", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -40,8 +45,10 @@ def _say(text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # the exact command line, for reports
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

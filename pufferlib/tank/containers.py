@@ -100,6 +100,7 @@ class RunSpec:
     entrypoint: list[str] | None = None  # None keeps the image's (tini and our entrypoint script)
     copy_in: list[tuple[Path, str]] = field(default_factory=list)  # (host file, container dir) before start
     stop_timeout: float = 10.0  # seconds the command gets after a forwarded signal, then it is killed
+    ports: dict[str, tuple[str, int]] = field(default_factory=dict)  # "6006/tcp" -> (host address, host port)
 
     def create_kwargs(self, client: docker.DockerClient) -> dict:
         mounts = []
@@ -131,6 +132,8 @@ class RunSpec:
             kwargs["shm_size"] = self.shm_size or default_shm_size(client)
         if self.network:
             kwargs["network_mode"] = self.network
+        if self.ports:
+            kwargs["ports"] = self.ports
         return kwargs
 
 

@@ -17,7 +17,9 @@ import contextlib
 import datetime as dt
 import fnmatch
 import json
+import os
 import queue
+import shlex
 import sys
 import threading
 import time
@@ -29,6 +31,8 @@ from pathlib import Path
 import docker
 import requests
 
+import pufferlib
+from pufferlib.provenance import git_revision, machine
 from pufferlib.smoke import CHECKS, Smoke
 from pufferlib.tank import variant as auto
 from pufferlib.tank.containers import RunSpec, nvidia_runtime_available, run_captured, tracked
@@ -69,6 +73,8 @@ class Plan:
     plugins: list[Path] = field(default_factory=list)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     gpus: str = "auto"  # auto: GPUs requested for the cuda variant; all: always; none: never
+    patterns: list[str] = field(default_factory=list)  # --env filters, for the report's provenance
+    command: list[str] = field(default_factory=lambda: list(sys.argv))  # the exact command line, likewise
 
     @property
     def gpu_request(self) -> str:
@@ -180,7 +186,7 @@ def run_binding(
         for check in CHECKS:
             if check not in seen:
                 detail = f"{why}\n--- last output ---\n{_tail(lines)}"
-                on_cell(Cell(name, check, "fail", 0.0, detail, None, host.url))
+                on_cell(Cell(name, check, "fail", 0.0, detail, None, host.url, error=True))
         return elapsed
 
 
@@ -228,6 +234,7 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
         variant=plan.variant,
         hosts=[h.url for h in plan.hosts],
         started=started,
+        provenance=provenance(plan),
     )
     progress = progress or Progress([b["name"] for b in plan.bindings], quiet=True)
     todo: queue.Queue[dict] = queue.Queue()
@@ -263,6 +270,7 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
                             f"{type(exc).__name__}: {exc}",
                             None,
                             host.url,
+                            error=True,
                         )
                     )
                 errors.append(exc)
@@ -290,10 +298,43 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
     finally:
         stop.set()
         report.wall_seconds = round(time.monotonic() - t0, 2)
+        report.provenance["load_end"] = [round(x, 2) for x in os.getloadavg()]
         cleanup(plan.hosts, plan.run_id)
     order = {name: i for i, name in enumerate(b["name"] for b in plan.bindings)}
     report.rows.sort(key=lambda c: (order.get(c.env, 0), CHECKS.index(c.check) if c.check in CHECKS else 99))
     return report
+
+
+def provenance(plan: Plan) -> dict:
+    """What ran, where and how, for the report: the exact command line, jobs and filters, the
+    pufferlib version and git revision, this machine (host name, CPU, cores, load) and every engine."""
+    engines = {}
+    for host in plan.hosts:
+        try:
+            info, version = host.client.info(), host.client.version()
+        except docker.errors.DockerException as exc:
+            engines[host.url] = {"name": "?", "version": f"unknown ({exc})", "cpus": "?", "os": "?"}
+            continue
+        engines[host.url] = {
+            "name": info.get("Name", ""),
+            "version": version.get("Version", ""),
+            "cpus": info.get("NCPU"),
+            "memory_gb": round(int(info.get("MemTotal") or 0) / 2**30, 1),
+            "os": info.get("OperatingSystem", ""),
+        }
+    return {
+        "command": shlex.join(plan.command),
+        "run": {
+            "jobs": plan.jobs,
+            "filters": list(plan.patterns),
+            "plugins": [p.name for p in plan.plugins],
+            "timeout": plan.timeout,
+            "gpus": f"{plan.gpus} ({plan.gpu_request or 'none requested'})",
+        },
+        "pufferlib": {"version": pufferlib.__version__, "git_revision": git_revision()},
+        "machine": machine(),
+        "engines": engines,
+    }
 
 
 def versions(host: Host, plan: Plan) -> dict[str, str]:
@@ -323,19 +364,22 @@ GLYPHS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "gre
 class Progress:
     """A live table in a terminal; one line per finished binding otherwise."""
 
-    def __init__(self, names: list[str], quiet: bool = False) -> None:
+    def __init__(self, names: list[str], quiet: bool = False, stream=None) -> None:
         self.names = names
         self.quiet = quiet
+        self.stream = stream or sys.stdout
         self.cells: dict[str, dict[str, Cell]] = {n: {} for n in names}
         self.state: dict[str, str] = dict.fromkeys(names, "queued")
         self.live = None
         self.done = 0
 
     def __enter__(self) -> Progress:
-        if not self.quiet and sys.stdout.isatty():
+        if not self.quiet and self.stream.isatty():
+            from rich.console import Console
             from rich.live import Live
 
-            self.live = Live(self._table(), refresh_per_second=4, transient=False)
+            console = Console(file=self.stream)
+            self.live = Live(self._table(), console=console, refresh_per_second=4, transient=False)
             self.live.__enter__()
         return self
 
@@ -360,7 +404,8 @@ class Progress:
         if self.live is None and not self.quiet:
             marks = "".join(GLYPHS[c.status][0] for c in (cells.get(k) for k in CHECKS) if c)
             total = sum(c.seconds for c in cells.values())
-            print(f"[{self.done}/{len(self.names)}] {name:<45} {marks:<12} {total:6.1f}s", flush=True)
+            line = f"[{self.done}/{len(self.names)}] {name:<45} {marks:<12} {total:6.1f}s"
+            print(line, file=self.stream, flush=True)
         self._refresh()
 
     def _refresh(self) -> None:
@@ -455,6 +500,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a module that registers extra bindings, copied into each container (repeatable)",
     )
     p.add_argument("--image", help="image to test (default puffertank/lib:<variant>)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report (matrix.json's content) on stdout; progress goes to stderr",
+    )
     p.set_defaults(func=main)
 
 
@@ -474,28 +524,39 @@ def main(args: argparse.Namespace) -> int:
         require_host_image(host, image, variant)
     plugins = [p.resolve() for p in args.plugin]
     plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, gpus=args.gpus)
+    plan.patterns = list(args.env)
+    plan.command = ["puffertank", *getattr(args, "argv", sys.argv[1:])]
+    out = sys.stderr if args.json else sys.stdout  # --json: stdout carries the report and nothing else
     try:
         plan.bindings = select(registered_bindings(hosts[0], plan), args.env)
         gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
         print(
             f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {image} "
             f"({', '.join(h.url for h in hosts)}; {args.jobs} job(s) per host; {gpus})",
+            file=out,
             flush=True,
         )
-        report = run_matrix(plan, Progress([b["name"] for b in plan.bindings]))
+        report = run_matrix(plan, Progress([b["name"] for b in plan.bindings], stream=out))
     except KeyboardInterrupt as exc:
         cleanup(hosts, plan.run_id)
-        print(f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={plan.run_id})")
+        print(
+            f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={plan.run_id})",
+            file=out,
+        )
         return exit_status(exc)
     counts = report.counts()
     print(
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
-        f"in {report.wall_seconds:.0f}s"
+        f"in {report.wall_seconds:.0f}s",
+        file=out,
     )
     for row in report.rows:
         if row.status == "fail":
-            print(f"  FAIL {row.env} {row.check}: {row.detail.splitlines()[0] if row.detail else ''}")
+            first = row.detail.splitlines()[0] if row.detail else ""
+            print(f"  FAIL {row.env} {row.check}: {first}", file=out)
     if args.report:
         paths = write_all(report, args.report)
-        print("reports: " + ", ".join(str(p) for p in paths.values()))
+        print("reports: " + ", ".join(str(p) for p in paths.values()), file=out)
+    if args.json:
+        print(json.dumps(report.to_json()), flush=True)
     return 1 if report.failed else 0

@@ -1,4 +1,13 @@
-"""Matrix reports: matrix.json (the rows and what ran them), JUnit XML, and a self-contained HTML grid."""
+"""Matrix reports: matrix.json (the rows and what ran them), JUnit XML, and a self-contained HTML grid.
+
+The HTML is read at a glance: a failed cell says FAIL in words and links to its entry under Failures
+(no steps/s on it: a failed run's throughput means nothing); every skip reason is on the page (a
+note per column when one reason covers it); each check's header carries its totals (`learn 8/79`);
+the header row stays in view while scrolling; the grid fits 1280 px. Provenance says what ran where:
+the machine puffertank ran on, every engine, the pufferlib version and git revision, the exact
+command line, jobs and filters; a run over several hosts shows which host ran each binding. The page
+loads nothing from anywhere (no scripts, fonts or images), so it works offline and as a CI artifact.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +28,7 @@ class Cell(Result):
     """One binding x check: what the in-container smoke run reported (or why it never did), and where."""
 
     host: str = ""
+    error: bool = False  # the check never reported (the container crashed, hung, or its engine failed)
 
 
 @dataclass
@@ -32,11 +42,21 @@ class Report:
     wall_seconds: float = 0.0
     env_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each binding's container
     rows: list[Cell] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # see matrix.provenance
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "skip": 0}
         for row in self.rows:
             out[row.status] = out.get(row.status, 0) + 1
+        return out
+
+    def check_counts(self) -> dict[str, dict[str, int]]:
+        """Per check: {"pass": n, "fail": n, "skip": n, "total": n}, in the order checks first appear."""
+        out: dict[str, dict[str, int]] = {}
+        for row in self.rows:
+            counts = out.setdefault(row.check, {"pass": 0, "fail": 0, "skip": 0, "total": 0})
+            counts[row.status] = counts.get(row.status, 0) + 1
+            counts["total"] += 1
         return out
 
     @property
@@ -69,35 +89,200 @@ def write_all(report: Report, directory: Path) -> dict[str, Path]:
 
 
 def write_junit(report: Report, path: Path) -> None:
+    """One testsuite (hostname: where puffertank ran); a case per cell, its detail in system-out even
+    when it passed; `errors` counts the cells whose check never reported (crash, hang, lost engine)."""
     counts = report.counts()
+    errors = sum(row.error for row in report.rows)
+    machine = report.provenance.get("machine", {})
     suite = ET.Element(
         "testsuite",
         name="puffertank-matrix",
         tests=str(len(report.rows)),
-        failures=str(counts["fail"]),
+        failures=str(counts["fail"] - errors),
+        errors=str(errors),
         skipped=str(counts["skip"]),
         time=f"{report.wall_seconds:.2f}",
         timestamp=report.started,
+        hostname=str(machine.get("hostname", "")),
     )
     props = ET.SubElement(suite, "properties")
-    for key, value in {"image": report.image, "digest": report.digest, **report.versions}.items():
+    facts = {"image": report.image, "digest": report.digest, "variant": report.variant, **report.versions}
+    facts.update({f"provenance.{k}": v for k, v in _flat_provenance(report.provenance).items()})
+    for key, value in facts.items():
         ET.SubElement(props, "property", name=key, value=str(value))
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=row.env, name=row.check, time=f"{row.seconds:.3f}")
+        first = row.detail.splitlines()[0][:200] if row.detail else row.status
         if row.status == "fail":
-            first = row.detail.splitlines()[0] if row.detail else "failed"
-            ET.SubElement(case, "failure", message=first[:200]).text = row.detail
+            ET.SubElement(case, "error" if row.error else "failure", message=first).text = row.detail
         elif row.status == "skip":
-            ET.SubElement(case, "skipped", message=row.detail[:200])
-        if row.host:
-            ET.SubElement(case, "system-out").text = f"host: {row.host}"
+            ET.SubElement(case, "skipped", message=first)
+        out = [f"status: {row.status}", f"host: {row.host or 'local'}"]
+        if row.sps and row.status == "pass":
+            out.append(f"steps/s: {row.sps:,.0f}")
+        if row.detail:
+            out.append(row.detail)
+        ET.SubElement(case, "system-out").text = "\n".join(out)
     tree = ET.ElementTree(suite)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
+def _flat_provenance(prov: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in prov.items():
+        if isinstance(value, dict):
+            out.update(_flat_provenance(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return out
+
+
+# --------------------------------------------------------------------------------------------- HTML
+
+STYLE = """
+body { font: 13px/1.4 system-ui, sans-serif; margin: 16px; color: #202124; max-width: 1248px; }
+h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 20px 0 6px; }
+.verdict { font-size: 15px; font-weight: 600; margin: 4px 0 10px; }
+.verdict.fail { color: #b3261e; } .verdict.pass { color: #1e7e34; }
+table.prov { border-collapse: collapse; margin-bottom: 8px; }
+table.prov th { text-align: left; color: #5f6368; font-weight: normal; padding: 1px 12px 1px 0;
+  vertical-align: top; white-space: nowrap; }
+table.prov td { padding: 1px 0; word-break: break-word; }
+code { font: 12px ui-monospace, monospace; background: #f1f3f4; padding: 0 3px; }
+ul.notes { margin: 4px 0 10px; padding-left: 20px; } ul.notes li { margin: 2px 0; }
+ul.notes .where, p.key { color: #5f6368; } li:target { background: #fff4e5; }
+table.grid { border-collapse: separate; border-spacing: 0; width: 100%; table-layout: fixed; }
+table.grid th, table.grid td { border-right: 1px solid #fff; border-bottom: 1px solid #fff;
+  padding: 3px 4px; font-size: 12px; }
+table.grid thead th { position: sticky; top: 0; z-index: 1; background: #e8eaed; vertical-align: bottom;
+  font-weight: 600; text-align: center; word-break: break-word; }
+table.grid thead th.env { text-align: left; width: 19em; }
+th.env, td.env { text-align: left; font: 12px ui-monospace, monospace; word-break: break-all; }
+td.env { background: #f8f9fa; }
+.tot { display: block; font-weight: normal; color: #3c4043; }
+.tot .bad { color: #b3261e; font-weight: 600; }
+td.cell { text-align: center; color: #fff; }
+td.cell small { display: block; opacity: .9; font-size: 11px; }
+td.cell[data-status=pass] { background: #2e7d32; }
+td.cell[data-status=fail] { background: #c62828; font-weight: 700; }
+td.cell[data-status=skip] { background: #e0e0e0; color: #3c4043; }
+td.cell[data-status=none] { background: #fff; }
+td.cell a { color: inherit; }
+td.meta { color: #5f6368; font-size: 11px; background: #f8f9fa; word-break: break-all; }
+th.meta { width: 4.5em; } th.host { width: 10em; }
+details { margin: 4px 0; border-left: 4px solid #c62828; padding-left: 8px; }
+details:target { background: #fff4e5; }
+summary { cursor: pointer; font-family: ui-monospace, monospace; }
+pre { background: #f8f9fa; padding: 8px; overflow-x: auto; font-size: 12px; white-space: pre-wrap; }
+"""
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
+
+
+def _fail_id(row: Cell) -> str:
+    return f"fail-{_slug(row.env)}-{_slug(row.check)}"
+
+
+def _skip_notes(report: Report, checks: list[str]) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """Each distinct skip reason gets a number: (reason -> n, check -> n when one reason covers every
+    skip of that check, the HTML notes: each reason once, with the checks it skipped)."""
+    numbers: dict[str, int] = {}
+    by_check: dict[str, dict[str, int]] = {}
+    for row in report.rows:
+        if row.status == "skip":
+            reason = row.detail.strip() or "(no reason given)"
+            numbers.setdefault(reason, len(numbers) + 1)
+            reasons = by_check.setdefault(row.check, {})
+            reasons[reason] = reasons.get(reason, 0) + 1
+    covering = {check: numbers[next(iter(r))] for check, r in by_check.items() if len(r) == 1}
+    items = []
+    for reason, n in numbers.items():
+        where = [
+            f"{html.escape(check)} {by_check[check][reason]}" + (" (every skip)" if check in covering else "")
+            for check in checks
+            if reason in by_check.get(check, {})
+        ]
+        items.append(
+            f'<li id="note-{n}"><b>[{n}]</b> {html.escape(reason)} <span class="where">'
+            f"&mdash; skipped: {', '.join(where)}</span></li>"
+        )
+    return numbers, covering, items
+
+
+def _cell(cell: Cell | None, notes: dict[str, int]) -> str:
+    if cell is None:
+        return '<td class="cell" data-status="none"></td>'
+    if cell.status == "fail":
+        what = "did not report" if cell.error else "failed"
+        return (
+            f'<td class="cell" data-status="fail" title="{html.escape(cell.check)} {what}">'
+            f'<a href="#{_fail_id(cell)}">FAIL</a><small>{cell.seconds:.1f}s</small></td>'
+        )
+    if cell.status == "skip":
+        n = notes.get(cell.detail.strip() or "(no reason given)")
+        return f'<td class="cell" data-status="skip">skip <a href="#note-{n}">[{n}]</a></td>'
+    speed = f"<small>{cell.sps:,.0f}/s</small>" if cell.sps else ""
+    return f'<td class="cell" data-status="{html.escape(cell.status)}">✓ {cell.seconds:.1f}s{speed}</td>'
+
+
+def _provenance_rows(report: Report) -> list[tuple[str, str]]:
+    prov = report.provenance
+    rows = [
+        ("image", f"<code>{html.escape(report.image)}</code> ({html.escape(report.digest[:19])}), "
+         f"variant {html.escape(report.variant)}"),
+        ("started", f"{html.escape(report.started)}, wall time {report.wall_seconds:.1f} s"),
+    ]  # fmt: skip
+    if prov.get("command"):
+        rows.append(("command", f"<code>{html.escape(prov['command'])}</code>"))
+    run = prov.get("run", {})
+    if run:
+        filters = ", ".join(run.get("filters") or []) or "none (every binding)"
+        plugins = ", ".join(run.get("plugins") or []) or "none"
+        gpus = run.get("gpus", "")
+        rows.append(
+            (
+                "run",
+                f"jobs {run.get('jobs')} per host; filters {html.escape(filters)}; plugins "
+                f"{html.escape(plugins)}; timeout {html.escape(str(run.get('timeout') or 'per binding'))}; "
+                f"GPUs {html.escape(str(gpus))}",
+            )
+        )
+    code = prov.get("pufferlib", {})
+    if code:
+        revision = code.get("git_revision") or "not a git checkout"
+        rows.append(("pufferlib", f"{html.escape(code.get('version', ''))}, git {html.escape(revision)}"))
+    machine = prov.get("machine", {})
+    if machine:
+        load = ", ".join(str(x) for x in machine.get("load", []))
+        end = ", ".join(str(x) for x in prov.get("load_end", []))
+        rows.append(
+            (
+                "ran on",
+                f"{html.escape(str(machine.get('hostname')))}: {html.escape(str(machine.get('cpu')))}, "
+                f"{machine.get('cpus')} logical CPUs, load {load} at the start"
+                + (f", {end} at the end" if end else "")
+                + f"; {html.escape(str(machine.get('os')))}",
+            )
+        )
+    for url, engine in prov.get("engines", {}).items():
+        rows.append(
+            (
+                f"engine {html.escape(url)}",
+                f"{html.escape(str(engine.get('name')))}: Docker {html.escape(str(engine.get('version')))}, "
+                f"{engine.get('cpus')} CPUs, {html.escape(str(engine.get('os')))}",
+            )
+        )
+    if report.versions:
+        versions = ", ".join(f"{html.escape(k)} {html.escape(str(v))}" for k, v in report.versions.items())
+        rows.append(("in the image", versions))
+    return rows
+
+
 def render_html(report: Report) -> str:
-    """One HTML file, no external assets: envs down, checks across, a coloured cell each."""
+    """One HTML file, no external assets: envs down, checks across, a cell each that says what happened."""
     checks: list[str] = []
     envs: list[str] = []
     grid: dict[tuple[str, str], Cell] = {}
@@ -108,60 +293,62 @@ def render_html(report: Report) -> str:
             envs.append(row.env)
         grid[row.env, row.check] = row
     counts = report.counts()
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in checks)
+    totals = report.check_counts()
+    numbers, covering, notes = _skip_notes(report, checks)
+    several_hosts = len(report.hosts) > 1
+
+    head = ['<th class="env">environment</th>']
+    for check in checks:
+        c = totals[check]
+        bad = f' <span class="bad">{c["fail"]} FAIL</span>' if c["fail"] else ""
+        note = f' <a href="#note-{covering[check]}">[{covering[check]}]</a>' if check in covering else ""
+        head.append(
+            f'<th scope="col">{html.escape(check)}'
+            f'<span class="tot">{c["pass"]}/{c["total"]}{bad}{note}</span></th>'
+        )
+    if several_hosts:
+        head.append('<th class="host">host</th>')
+    head.append('<th class="meta">wall</th>')
+
     body = []
     for env in envs:
-        cells = []
-        host = ""
-        for check in checks:
-            cell = grid.get((env, check))
-            if cell is None:
-                cells.append('<td class="cell" style="background:#fff"></td>')
-                continue
-            host = cell.host or host
-            label = "skip" if cell.status == "skip" else f"{cell.seconds:.1f}s"
-            if cell.sps:
-                label += f"<br><small>{cell.sps:,.0f}/s</small>"
-            tip = html.escape(f"{cell.status}: {cell.detail}", quote=True)
-            colour = STATUS_COLOURS.get(cell.status, "#fff")
-            cells.append(f'<td class="cell" style="background:{colour}" title="{tip}">{label}</td>')
+        cells = [_cell(grid.get((env, check)), numbers) for check in checks]
+        hosts = sorted({grid[env, c].host for c in checks if (env, c) in grid and grid[env, c].host})
+        host = f'<td class="meta">{html.escape(", ".join(hosts))}</td>' if several_hosts else ""
         wall = report.env_seconds.get(env)
         wall_text = f"{wall:.1f}s" if wall is not None else ""
         body.append(
-            f"<tr><th class='env'>{html.escape(env)}</th>{''.join(cells)}"
-            f"<td class='meta'>{html.escape(host)}</td><td class='meta'>{wall_text}</td></tr>"
+            f'<tr><th class="env" scope="row">{html.escape(env)}</th>{"".join(cells)}'
+            f'{host}<td class="meta">{wall_text}</td></tr>'
         )
-    versions = ", ".join(f"{html.escape(k)} {html.escape(str(v))}" for k, v in report.versions.items())
+
     failures = [row for row in report.rows if row.status == "fail"]
     failure_html = "".join(
-        f"<details><summary>{html.escape(r.env)} / {html.escape(r.check)}</summary>"
+        f'<details id="{_fail_id(r)}" open><summary>{html.escape(r.env)} / {html.escape(r.check)}'
+        f"{' (did not report)' if r.error else ''}{f' on {html.escape(r.host)}' if r.host else ''}</summary>"
         f"<pre>{html.escape(r.detail)}</pre></details>"
         for r in failures
     )
+    verdict = "fail" if counts["fail"] else "pass"
+    word = "FAILED" if counts["fail"] else "PASSED"
+    prov = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in _provenance_rows(report))
+    skips = (
+        f'<h2 id="skips">Why cells were skipped</h2><ul class="notes">{"".join(notes)}</ul>' if notes else ""
+    )
     return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>PufferTank matrix</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #202124; }}
-table {{ border-collapse: collapse; }}
-th, td {{ border: 1px solid #dadce0; padding: 4px 8px; font-size: 13px; }}
-td.cell {{ color: #fff; text-align: center; min-width: 64px; }}
-th.env {{ text-align: left; font-weight: normal; font-family: monospace; }}
-td.meta {{ color: #5f6368; font-size: 12px; }}
-.legend span {{ display: inline-block; padding: 2px 8px; color: #fff; margin-right: 4px; }}
-pre {{ background: #f8f9fa; padding: 8px; overflow-x: auto; }}
-</style></head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>PufferTank matrix: {counts["fail"]} failed, {counts["pass"]} passed, {counts["skip"]} skipped</title>
+<style>{STYLE}</style></head><body>
 <h1>PufferTank integration matrix</h1>
-<p><b>{html.escape(report.image)}</b> ({html.escape(report.digest[:19])}),
-variant {html.escape(report.variant)}, started {html.escape(report.started)},
-wall time {report.wall_seconds:.1f}s,
-hosts: {html.escape(", ".join(report.hosts))}</p>
-<p>{versions}</p>
-<p class="legend"><span style="background:{STATUS_COLOURS["pass"]}">pass {counts["pass"]}</span>
-<span style="background:{STATUS_COLOURS["fail"]}">fail {counts["fail"]}</span>
-<span style="background:{STATUS_COLOURS["skip"]}">skip {counts["skip"]}</span> (hover a cell for details)</p>
-<table><tr><th>environment</th>{head}<th>host</th><th>wall</th></tr>
-{"".join(body)}
+<p class="verdict {verdict}">{word}: {counts["fail"]} failed, {counts["pass"]} passed,
+{counts["skip"]} skipped of {len(report.rows)} cells ({len(envs)} bindings &times; {len(checks)} checks)</p>
+<table class="prov">{prov}</table>
+{skips}
+<p class="key">Under each check: bindings that passed it / bindings run, and the failures; FAIL links to
+its output below; [n] is the skip reason above.</p>
+<table class="grid"><thead><tr>{"".join(head)}</tr></thead>
+<tbody>{"".join(body)}</tbody>
 </table>
-<h2>Failures</h2>{failure_html or "<p>none</p>"}
+<h2 id="failures">Failures</h2>{failure_html or "<p>none</p>"}
 </body></html>
 """

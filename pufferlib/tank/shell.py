@@ -4,6 +4,8 @@ GPUs when the NVIDIA runtime is there (--gpus auto), shared memory sized for PyT
 bind-mounted at /workspace, the host user's UID/GID (files you create are yours), removed on exit. A
 SIGTERM or SIGHUP (an SSH or Tailscale disconnect) or Ctrl-C is passed on to the command, which gets
 --stop-timeout seconds to finish (`puffer train` saves its checkpoint) before the container is removed.
+`-p 6006` publishes a port on the host's loopback (TensorBoard: `tensorboard --logdir runs --bind_all`
+inside, http://localhost:6006 on the host; `tailscale serve --bg 6006` shares it with the tailnet).
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ipc-host", action="store_true", help="share the host's IPC namespace (not --shm-size)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
     p.add_argument("--network", help="Docker network mode, e.g. none for an offline run")
+    p.add_argument(
+        "-p",
+        "--publish",
+        action="append",
+        default=[],
+        metavar="[ADDR:]PORT[:CPORT]",
+        help="publish container port CPORT (default PORT) on the host's ADDR:PORT (default address "
+        "127.0.0.1), e.g. -p 6006 for `tensorboard --logdir runs --bind_all`; over Tailscale: "
+        "`tailscale serve --bg 6006` on the host, or -p <tailscale IP>:6006",
+    )
     p.add_argument("--timeout", type=float, help="kill the container after this many seconds")
     p.add_argument(
         "--stop-timeout",
@@ -103,9 +115,38 @@ def parse_env(items: list[str]) -> dict[str, str]:
     return env
 
 
+def parse_publish(items: list[str]) -> dict[str, tuple[str, int]]:
+    """-p values as the Docker SDK's ports: '6006' -> {'6006/tcp': ('127.0.0.1', 6006)}; '8080:6006',
+    '0.0.0.0:6006' and '100.64.0.7:8080:6006' as `docker run -p` reads them. Loopback by default:
+    TensorBoard has no login, so it is not offered to the whole network unless asked."""
+    ports: dict[str, tuple[str, int]] = {}
+    for item in items:
+        parts = item.split(":")
+        address = "127.0.0.1"
+        if len(parts) == 3 or (len(parts) == 2 and "." in parts[0]):
+            address = parts.pop(0)
+        try:
+            host_port = int(parts[0])
+            container_port = int(parts[1]) if len(parts) > 1 else host_port
+        except (ValueError, IndexError):
+            raise UsageError(
+                f"--publish {item!r}: not a port", "pass -p PORT, -p HOSTPORT:PORT or -p ADDR:HOSTPORT:PORT"
+            ) from None
+        if not (0 < host_port < 65536 and 0 < container_port < 65536) or not address:
+            raise UsageError(f"--publish {item!r}: ports are 1-65535", "e.g. -p 6006")
+        ports[f"{container_port}/tcp"] = (address, host_port)
+    return ports
+
+
 def make_spec(args: argparse.Namespace, command: list[str], client) -> containers.RunSpec:
     image = args.image or image_ref("lib", args.variant)
     env = parse_env(args.env)
+    ports = parse_publish(args.publish)
+    if ports and args.network in ("none", "host"):
+        raise UsageError(
+            f"--publish with --network {args.network}: nothing can be published",
+            "drop --network, or drop --publish (with --network host the ports are the host's already)",
+        )
     if "TERM" in os.environ:
         env.setdefault("TERM", os.environ["TERM"])
     spec = containers.RunSpec(
@@ -121,6 +162,7 @@ def make_spec(args: argparse.Namespace, command: list[str], client) -> container
         timeout=args.timeout,
         network=args.network,
         stop_timeout=args.stop_timeout,
+        ports=ports,
     )
     _note_uid_mismatch(client, spec)
     return spec

@@ -10,8 +10,10 @@ envs reset themselves: the observation that arrives with the done already starts
 A row that was padding (mask False) also starts an episode when its agent appears. An LSTM's
 state is zeroed before every episode start.
 
-Action masks: where the observation has an `action_mask` entry, masked actions are never chosen,
-sampled or greedy. A continuous-control head (a torch Normal) samples, or takes its mean.
+Action masks: where the env's observation has an `action_mask` entry (the agent's `action_mask`,
+pufferlib.frameworks.cleanrl), masked actions are never chosen, sampled or greedy. A
+continuous-control head (a torch Normal) samples, or takes its mean; the sample is kept as drawn
+(the env clips it into its Box).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import torch
 from torch import nn
 from torch.distributions import Normal
 
-from pufferlib.frameworks.cleanrl import RecurrentPolicy, action_mask, sample_logits
+from pufferlib.frameworks.cleanrl import RecurrentPolicy, sample_logits
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Actor:
         self.greedy = greedy
         self.module = agent.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
         self.recurrent = isinstance(agent, RecurrentPolicy)
-        self.mask_source = self.module.policy if self.recurrent else self.module  # where `native` lives
+        self.action_mask = agent.action_mask  # obs -> (rows, actions) 0/1 mask, or None
         self.resets_on_send = vecenv.driver_env.emulated is not None
         self.last_done = np.ones(rows, dtype=bool)
         self.last_mask = np.ones(rows, dtype=bool)
@@ -85,7 +87,7 @@ class Actor:
             state = (self.state[0][ids_t], self.state[1][ids_t])
             (logits, value), (h, c) = self.module(obs_t, state, starts)
             self.state[0][ids_t], self.state[1][ids_t] = h, c
-        mask = action_mask(self.mask_source, obs_t)
+        mask = self.action_mask(obs_t)
         if self.greedy:
             action, logprob = greedy(logits, mask), None
         else:

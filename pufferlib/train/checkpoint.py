@@ -1,14 +1,13 @@
 """Checkpoints: save a policy with the config that shaped it; load it back. Nothing else.
 
 A checkpoint is one `torch.save` dict: env name, the full resolved config, the policy's state
-dict, steps and mean return at save time. It holds only tensors and plain Python values, so it
-loads with `torch.load(weights_only=True)` (no pickled code runs).
+dict, steps and mean return at save time, and the observation/reward normalisation statistics
+(`normalize`) when the run kept them (train/normalize.py). It holds only tensors and plain Python
+values, so it loads with `torch.load(weights_only=True)` (no pickled code runs).
 """
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +22,18 @@ class CheckpointError(ValueError):
     """A file that is missing or is not a PufferLib checkpoint."""
 
 
-def run_dir(checkpoint_dir: str | Path, env_name: str) -> Path | None:
-    """Where one run saves: checkpoint_dir/<env>-<time>-<pid>, or None when checkpoints are off ("")."""
-    if not checkpoint_dir:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path(checkpoint_dir) / f"{env_name.replace('/', '-')}-{stamp}-{os.getpid()}"
-
-
 def save(
-    run_dir: Path, env_name: str, cfg: Config, policy: nn.Module, steps: int, update: int, mean_return
+    run_dir: Path,
+    env_name: str,
+    cfg: Config,
+    policy: nn.Module,
+    steps: int,
+    update: int,
+    mean_return,
+    normalize: dict[str, Any] | None = None,
 ) -> Path:
-    """Write `run_dir/model_<update>.pt` (atomically) and return its path."""
+    """Write `run_dir/model_<update>.pt` (atomically) and return its path. `normalize`: the run's
+    normalisation statistics (normalize.state), which the policy needs to act as it was trained."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / f"model_{update:06d}.pt"
     payload = {
@@ -46,6 +45,8 @@ def save(
         "mean_return": mean_return,
         "pufferlib_version": pufferlib.__version__,
     }
+    if normalize is not None:
+        payload["normalize"] = normalize
     tmp = path.with_suffix(".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)  # never a half-written file under the final name

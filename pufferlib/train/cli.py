@@ -1,18 +1,24 @@
-"""`puffer train ENV [--section.key value ...]` and `puffer eval ENV --checkpoint PATH`."""
+"""`puffer train ENV [--section.key value ...]`, `puffer eval ENV --checkpoint PATH`, `puffer plot RUN...`."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 TRAIN_EPILOG = """\
 Every config value can be overridden: --train.learning-rate 3e-4 --vec.num-envs 16 --train.compile
 (dashes or underscores; --section.key=value works too). Defaults come from
-pufferlib/train/config/default.toml, then <family>.toml, then <family>.<env>.toml;
---print-config shows the result for ENV. Sections: train, vec, rnn (fixed keys), policy and env
-(keyword arguments of the policy class and the environment).
+pufferlib/train/config/default.toml, then <family>.toml, then <family>.<env>.toml, then --config
+FILE; --print-config shows the result for ENV. Sections: train, vec, rnn, track (fixed keys),
+policy and env (keyword arguments of the policy class and the environment).
+
+Each run writes runs/<env>/<time>-<id>/ (--train.run-dir DIR or a template with {env}, {time},
+{id}; "" for none): config.toml, metrics.jsonl, TensorBoard events, checkpoints, summary.json.
+View the curves with `tensorboard --logdir runs` or `puffer plot runs/<env>`.
 """
 
 
@@ -23,10 +29,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog=TRAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("env", help="environment binding, e.g. ocean/squared (see `puffer envs`)")
+    p.add_argument(
+        "env", nargs="?", help="environment binding, e.g. ocean/squared (optional with a run's --config)"
+    )
+    p.add_argument(
+        "--config", metavar="FILE", help="start from this config file (a run's config.toml), then overrides"
+    )
+    p.add_argument(
+        "--track",
+        action="append",
+        default=[],
+        choices=("wandb", "neptune"),
+        help="also log to Weights & Biases or Neptune (repeatable; TensorBoard is always on). "
+        "WANDB_MODE=offline / NEPTUNE_MODE=offline need no network",
+    )
     p.add_argument("--json", action="store_true", help="print only the summary, as one JSON line")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as TOML and exit")
-    p.add_argument("--no-dashboard", action="store_true", help="no live dashboard even on a terminal")
+    p.add_argument(
+        "--no-dashboard", action="store_true", help="plain progress lines even on a terminal, no live view"
+    )
+    p.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="off a terminal: seconds between progress lines (default 10)",
+    )
     p.set_defaults(func=run_train, accepts_overrides=True)
 
     e = sub.add_parser("eval", help="run a checkpoint and print its mean return")
@@ -37,17 +65,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--json", action="store_true", help="print only the result, as one JSON line")
     e.set_defaults(func=run_eval, accepts_overrides=True)
 
+    g = sub.add_parser(
+        "plot",
+        help="learning curves of runs (return vs steps and vs time), as PNG and SVG",
+        description="Learning curves of one or more run directories (or folders holding them, such as "
+        "runs/ocean/squared). Runs that share a config except the seed are drawn as their mean with a "
+        "min-max band.",
+    )
+    g.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories, or folders that hold them")
+    g.add_argument(
+        "-o",
+        "--out",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="output file, .png or .svg (repeatable; default learning_curves.png and learning_curves.svg)",
+    )
+    g.add_argument("--title", help="figure title (default: the envs plotted)")
+    g.add_argument("--json", action="store_true", help="print what was drawn (files, groups, runs) as JSON")
+    g.set_defaults(func=run_plot)
+
+
+TORCH_MISSING = (
+    "needs PyTorch, which this Python does not have: pip install 'pufferlib[train]' "
+    "(or train in the image: puffertank run -- puffer {command} ...)"
+)
+
 
 def _errors() -> tuple[type[Exception], ...]:
     """Errors that are the user's to fix: printed as one line, without a traceback."""
     from pufferlib import APIUsageError, EnvironmentSetupError
     from pufferlib.environments import UnknownEnvironmentError
     from pufferlib.train.config import ConfigError
+    from pufferlib.train.tracking import TrackingError
 
-    return (ConfigError, UnknownEnvironmentError, EnvironmentSetupError, APIUsageError)
+    return (ConfigError, UnknownEnvironmentError, EnvironmentSetupError, APIUsageError, TrackingError)
 
 
-def _fail(command: str, error: Exception) -> int:
+def _fail(command: str, error: Exception | str) -> int:
     print(f"puffer {command}: error: {error}", file=sys.stderr)
     return 2
 
@@ -55,26 +110,39 @@ def _fail(command: str, error: Exception) -> int:
 def run_train(args: argparse.Namespace) -> int:
     from pufferlib.train import config as configuration
 
+    _give_back_value(args)
     try:
+        env = args.env or (configuration.env_of(args.config) if args.config else None)
+        if not env:
+            raise configuration.ConfigError(
+                "give the environment (e.g. puffer train ocean/squared)"
+                + (f"; {args.config} names none (no env_name)" if args.config else "")
+            )
         import pufferlib.environments as envs
 
-        envs.get(args.env)
-        cfg = configuration.load(args.env, args.overrides)
+        envs.get(env)
+        cfg = configuration.load(env, args.overrides, args.config)
+        if args.print_config:
+            print(configuration.to_toml(cfg, env), end="")
+            return 0
     except _errors() as e:
         return _fail("train", e)
-    if args.print_config:
-        print(configuration.to_toml(cfg), end="")
-        return 0
+    if importlib.util.find_spec("torch") is None:
+        return _fail("train", TORCH_MISSING.format(command="train"))
 
     from pufferlib.train import signals, train
 
     try:
         with signals.stop_on():  # SIGTERM/SIGHUP save and report like Ctrl-C
             summary = train(
-                args.env,
+                env,
                 args.overrides,
-                quiet=args.json or args.no_dashboard,
-                checkpoint_dir=cfg["train"]["checkpoint_dir"],
+                quiet=args.json,
+                config_file=args.config,
+                track=args.track,
+                dashboard=not args.no_dashboard,
+                progress_seconds=args.progress_seconds,
+                run_dir=cfg["train"]["run_dir"],  # the default template, --config's or --train.run-dir
             )
     except _errors() as e:
         return _fail("train", e)
@@ -87,7 +155,24 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _give_back_value(args: argparse.Namespace) -> None:
+    """`puffer train --config F --train.seed 2`: with ENV optional, argparse takes the 2 for ENV (the
+    override is unknown to it). A token that is no binding and follows an override option is that
+    option's value: put it back."""
+    import pufferlib.environments as envs
+
+    argv = getattr(args, "argv", None)
+    if not (args.config and args.env and argv) or args.env in envs.catalog() or args.env not in argv:
+        return
+    before = argv[argv.index(args.env) - 1] if argv.index(args.env) > 0 else ""
+    if before.startswith("--") and "." in before and "=" not in before and before in args.overrides:
+        args.overrides.insert(args.overrides.index(before) + 1, args.env)
+        args.env = None
+
+
 def run_eval(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("torch") is None:
+        return _fail("eval", TORCH_MISSING.format(command="eval"))
     from pufferlib.train import evaluate
     from pufferlib.train.checkpoint import CheckpointError
 
@@ -96,6 +181,29 @@ def run_eval(args: argparse.Namespace) -> int:
     except (*_errors(), CheckpointError, TimeoutError) as e:
         return _fail("eval", e)
     _report(result, args.json, "evaluation")
+    return 0
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from pufferlib import plot
+    from pufferlib.train import rundir
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return _fail("plot", "needs matplotlib: pip install 'pufferlib[plot]'")
+    runs = rundir.find(args.runs)
+    if not runs:
+        return _fail("plot", f"no run directory (one holding metrics.jsonl) in {' '.join(args.runs)}")
+    outs = [Path(o) for o in args.out] or [Path("learning_curves.png"), Path("learning_curves.svg")]
+    try:
+        drawn = plot.learning_curves(runs, outs, title=args.title)
+    except plot.PlotError as e:
+        return _fail("plot", e)
+    if args.json:
+        print(json.dumps(drawn), flush=True)
+    else:
+        for group in drawn["groups"]:
+            print(f"{group['label']}: {len(group['runs'])} run(s)")
+        print("wrote " + ", ".join(drawn["files"]))
     return 0
 
 

@@ -2,7 +2,8 @@
 
 For env `family/name` the layers are, later winning:
 
-    config/default.toml -> config/<family>.toml -> config/<family>.<name>.toml -> overrides
+    config/default.toml -> config/<family>.toml -> config/<family>.<name>.toml
+        -> a config file (`puffer train --config FILE`, e.g. a run's config.toml) -> overrides
 
 A config is a dict of sections (`train`, `vec`, `rnn`, `policy`, `env`) of dicts. The keys of
 `train`, `vec` and `rnn` are fixed by default.toml, and every value must keep its default's type:
@@ -24,8 +25,12 @@ from typing import Any
 
 CONFIG_DIR = Path(__file__).parent / "config"
 OPEN_SECTIONS = ("policy", "env")
-CHOICES = {("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray")}
+CHOICES = {
+    ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
+    ("train", "solve_metric"): ("return", "win_rate"),
+}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+ENV_KEY = "env_name"  # top-level key of a config file: the env it was written for (not a setting)
 
 Config = dict[str, dict[str, Any]]
 
@@ -50,12 +55,15 @@ def defaults() -> Config:
         return tomllib.load(f)
 
 
-def load(env_name: str, overrides: dict[str, Any] | list[str] | None = None) -> Config:
-    """The resolved config of `env_name`: its files, then `overrides` (dict or CLI tokens)."""
+def load(
+    env_name: str, overrides: dict[str, Any] | list[str] | None = None, config_file: str | Path | None = None
+) -> Config:
+    """The resolved config of `env_name`: its files, then `config_file` (a config.toml a run wrote,
+    or any TOML of the same sections), then `overrides` (dict or CLI tokens)."""
     cfg = defaults()
-    for path in config_files(env_name)[1:]:
-        with open(path, "rb") as f:
-            layer = tomllib.load(f)
+    for path in [*config_files(env_name)[1:], *([Path(config_file)] if config_file else [])]:
+        layer = read_file(path)
+        layer.pop(ENV_KEY, None)
         for section, values in layer.items():
             if not isinstance(values, dict):
                 raise ConfigError(f"{path}: top-level key {section!r} must be a [section]")
@@ -189,25 +197,35 @@ def _literal(value: Any) -> Any:
         return value
 
 
-def to_toml(cfg: Config) -> str:
-    """The config as TOML text (for --print-config and checkpoints' readers)."""
-    lines = []
-    for section, values in cfg.items():
-        lines.append(f"[{section}]")
-        for key, value in values.items():
-            lines.append(f"{key} = {_toml_value(value)}")
-        lines.append("")
-    return "\n".join(lines)
+def read_file(path: str | Path) -> dict[str, Any]:
+    """A config file's TOML, or ConfigError naming the file and what is wrong with it."""
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"config file {path}: {e}") from None
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return repr(value)
+def env_of(path: str | Path) -> str | None:
+    """The env a config file was written for (its top-level `env_name`), if it names one."""
+    name = read_file(path).get(ENV_KEY)
+    return name if isinstance(name, str) else None
+
+
+def to_toml(cfg: Config, env_name: str | None = None) -> str:
+    """The config as TOML (tomli-w writes every value TOML can hold); with `env_name` first, so that
+    `puffer train --config FILE` needs no ENV."""
+    try:
+        import tomli_w
+    except ModuleNotFoundError:
+        raise ConfigError("writing TOML needs tomli-w: pip install 'pufferlib[train]'") from None
+    data: dict[str, Any] = {ENV_KEY: env_name} if env_name else {}
+    try:
+        return tomli_w.dumps({**data, **cfg})
+    except TypeError as e:  # a value from the Python API that TOML has no type for (None, an object)
+        raise ConfigError(f"the config holds a value TOML cannot represent: {e}") from None
 
 
 def copy_config(cfg: Config) -> Config:

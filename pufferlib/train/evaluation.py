@@ -2,7 +2,8 @@
 
 The env, the policy and the device are built by setup.py from the checkpoint's own config, and the
 policy acts through act.Actor, the same act step as training rollouts (episode starts, LSTM state,
-action masks), so a policy is evaluated exactly as it was trained to act.
+action masks), so a policy is evaluated exactly as it was trained to act; observations are
+normalised with the statistics the checkpoint saved (frozen), rewards are the env's own.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pufferlib.environments as envs
 from pufferlib.train import checkpoint as checkpoints
 from pufferlib.train import config as configuration
+from pufferlib.train import normalize
 from pufferlib.train.act import Actor
 from pufferlib.train.config import ConfigError
 from pufferlib.train.setup import make_policy, make_vecenv, resolve_device
@@ -64,6 +66,9 @@ def evaluate(
                 f"{checkpoint}: the weights do not fit the policy the config builds: {e}"
             ) from e
         policy.eval()
+        if isinstance(vecenv, normalize.VecNormalize):  # act on observations as the policy saw them
+            vecenv.load_state_dict(payload.get("normalize") or {})
+            vecenv.training = False
         actor = Actor(vecenv, policy, device, greedy=deterministic)
         vecenv.async_reset(cfg["train"]["seed"])
         returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout)

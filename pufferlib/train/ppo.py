@@ -3,7 +3,8 @@
 Read top to bottom: the rollout storage, then `collect` (a rollout into preallocated tensors,
 acting through act.Actor), `advantages` (GAE), `update` (clipped PPO epochs over minibatches) and
 `learn`, the loop that alternates them. The envs, the policy and the device come from setup.py;
-checkpoints are saved through checkpoint.py; per-update metrics go to hooks (the dashboard).
+checkpoints are saved through checkpoint.py into the run directory (rundir.py); per-update metrics
+go to hooks (the dashboard, tracking.py).
 
 Rollout layout: every tensor is (rows, steps): one row per agent slot of the vector env
 (N = vecenv.num_agents), one column per step (T = train.num_steps). Row n, column t holds the
@@ -33,7 +34,7 @@ from __future__ import annotations
 import collections
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import gymnasium
@@ -43,10 +44,17 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint
+from pufferlib.train import checkpoint, normalize, rundir, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
-from pufferlib.train.setup import check_config, make_policy, make_vecenv, resolve_device, torch_settings
+from pufferlib.train.setup import (
+    check_config,
+    make_policy,
+    make_vecenv,
+    resolve_device,
+    solve_score,
+    torch_settings,
+)
 
 
 def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
@@ -80,6 +88,27 @@ class Experience:
     next_masks: torch.Tensor
     h0: torch.Tensor | None  # LSTM state before each BPTT segment: (rows, steps // bptt, hidden)
     c0: torch.Tensor | None
+
+    def __post_init__(self) -> None:
+        # On the CPU, numpy views of the same memory: writing one column of a few rows through numpy
+        # costs a fraction of torch's indexing (see `put`).
+        self.host = None
+        if self.values.device.type == "cpu":
+            self.host = {
+                f.name: getattr(self, f.name).numpy()
+                for f in fields(self)
+                if getattr(self, f.name) is not None
+            }
+
+    def put(self, name: str, index: Any, value: Any) -> None:
+        """storage[name][index] = value (a tensor or a numpy array)."""
+        if self.host is not None:
+            self.host[name][index] = value.numpy() if isinstance(value, torch.Tensor) else value
+        else:
+            store = getattr(self, name)
+            store[index] = (
+                value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value)).to(store)
+            )
 
     @classmethod
     def allocate(cls, env, rows: int, steps: int, device: str, hidden: int = 0, bptt: int = 1) -> Experience:
@@ -130,8 +159,10 @@ class Runner:
     ptr: np.ndarray  # per row: the column its next observation goes to
     episode_stats: dict[str, collections.deque]
     window: int
+    sync: bool  # every recv returns every row, in order (batch_size == num_envs): see _collect_sync
     steps: int = 0
     episodes: int = 0
+    judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean return (versus.py)
 
     @classmethod
     def create(cls, vecenv: Any, agent: nn.Module, cfg: Config, device: str) -> Runner:
@@ -151,6 +182,7 @@ class Runner:
             ptr=np.zeros(rows, dtype=np.int64),
             episode_stats={},
             window=tc["solve_window"],
+            sync=int(vecenv.agents_per_batch) == rows,
         )
 
     @property
@@ -178,10 +210,20 @@ class Runner:
         values = self.episode_stats.get(key)
         return float(np.mean(values)) if values else None
 
-    def solved(self, score: float | None) -> bool:
-        """The mean return of the last solve_window episodes reaches the env's score."""
+    def score(self) -> float | None:
+        """What `solved` compares: the judge's score (train.solve_metric), else the mean return of
+        the last solve_window episodes (None until that many ended)."""
+        if self.judge is not None:
+            return self.judge(self.steps)
         values = self.episode_stats.get("episode_return")
-        return bool(score is not None and values and len(values) >= self.window and np.mean(values) >= score)
+        return float(np.mean(values)) if values and len(values) >= self.window else None
+
+    def solved(self, score: float | None) -> bool:
+        """The score reaches the solved score."""
+        if score is None:
+            return False
+        value = self.score()
+        return value is not None and value >= score
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +231,8 @@ class Runner:
 
 
 def collect(run: Runner) -> None:
+    if run.sync:
+        return _collect_sync(run)
     exp, carry, device = run.exp, run.carry, run.device
     steps = exp.values.shape[1]
     if run.ptr.min() > steps:  # after a previous rollout: its transitions in flight become column 0
@@ -247,6 +291,54 @@ def collect(run: Runner) -> None:
         run.vecenv.send(step.action.cpu().numpy())  # Box actions: emulation clips them into the space
 
 
+def _collect_sync(run: Runner) -> None:
+    """collect() when every recv returns every row in order: all rows are at one column `c`, so
+    each value is stored with one slice, and on the CPU through numpy (Experience.put)."""
+    exp, carry = run.exp, run.carry
+    steps = exp.values.shape[1]
+    c = int(run.ptr[0])
+    if c > steps:  # after a previous rollout: its transitions in flight become column 0
+        for name, value in carry.items():
+            exp.put(name, (slice(None), 0), value)
+        c = 1
+    while c <= steps:
+        obs, rewards, terminals, truncations, infos, ids, masks = run.vecenv.recv()
+        masks = masks.copy()  # the buffer changes on send
+        run.steps += int(masks.sum())
+        if infos:
+            run.record(infos)
+        if c > 0:  # the outcome of the transitions in flight
+            exp.put("rewards", (slice(None), c - 1), rewards)
+            exp.put("terminals", (slice(None), c - 1), terminals)
+            exp.put("truncations", (slice(None), c - 1), truncations)
+        step = run.actor(obs, terminals, truncations, ids, masks)
+        new = {
+            "obs": obs,  # stored before send, which overwrites the buffer it views
+            "actions": step.action,
+            "logprobs": step.logprob,
+            "values": step.value,
+            "masks": masks,
+            "valid": step.valid,
+            "starts": step.starts,
+        }
+        if c < steps:
+            for name, value in new.items():
+                exp.put(name, (slice(None), c), value)
+            if step.state is not None and c % run.bptt == 0:  # the LSTM state that begins a segment
+                exp.put("h0", (slice(None), c // run.bptt), step.state[0])
+                exp.put("c0", (slice(None), c // run.bptt), step.state[1])
+        else:  # the bootstrap observation: its transition is in flight until the next rollout
+            for name, value in new.items():
+                carry[name][:] = torch.as_tensor(value).to(carry[name])
+            if step.state is not None:
+                carry["h0"][:], carry["c0"][:] = step.state
+            exp.next_values[:] = step.value
+            exp.next_masks[:] = torch.from_numpy(masks).to(exp.next_masks)
+        c += 1
+        run.vecenv.send(step.action.cpu().numpy())  # Box actions: emulation clips them into the space
+    run.ptr[:] = c
+
+
 def _where(select: np.ndarray, ids: np.ndarray, cols: np.ndarray, device: str):
     """(source index into the batch, destination (row, column) index) of the rows where `select`
     holds, or (None, None) if none does. Uses slices when the rows are one contiguous block at one
@@ -271,21 +363,29 @@ def advantages(
     exp: Experience, gamma: float, gae_lambda: float, bootstrap_truncation: bool
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(advantages, returns). No bootstrap past a true terminal, past padding, or (when
-    `bootstrap_truncation` is False) past a truncation; the GAE chain stops at every episode end."""
-    steps = exp.values.shape[1]
-    adv = torch.zeros_like(exp.values)
-    last = torch.zeros_like(exp.next_values)
-    for t in reversed(range(steps)):
-        if t == steps - 1:
-            next_value, next_mask = exp.next_values, exp.next_masks
-        else:
-            next_value, next_mask = exp.values[:, t + 1], exp.masks[:, t + 1]
-        ended = torch.maximum(exp.terminals[:, t], exp.truncations[:, t])
-        final = exp.terminals[:, t] if bootstrap_truncation else ended
-        delta = exp.rewards[:, t] + gamma * next_value * next_mask * (1 - final) - exp.values[:, t]
-        last = delta + gamma * gae_lambda * next_mask * (1 - ended) * last
+    `bootstrap_truncation` is False) past a truncation; the GAE chain stops at every episode end.
+
+    Computed with numpy on the CPU: the TD errors and decays at once, then one multiply-add per step
+    over the rows (a loop of torch ops over the steps costs several times more for small batches)."""
+    values, rewards, masks = _host(exp.values), _host(exp.rewards), _host(exp.masks)
+    terminals, truncations = _host(exp.terminals), _host(exp.truncations)
+    next_values = np.concatenate([values[:, 1:], _host(exp.next_values)[:, None]], axis=1)
+    next_masks = np.concatenate([masks[:, 1:], _host(exp.next_masks)[:, None]], axis=1)
+    ended = np.maximum(terminals, truncations)
+    final = terminals if bootstrap_truncation else ended
+    delta = rewards + gamma * next_values * next_masks * (1 - final) - values
+    decay = gamma * gae_lambda * next_masks * (1 - ended)
+    adv = np.empty_like(values)
+    last = np.zeros_like(values[:, 0])
+    for t in reversed(range(values.shape[1])):
+        last = delta[:, t] + decay[:, t] * last
         adv[:, t] = last
-    return adv, adv + exp.values
+    adv_t = torch.from_numpy(adv).to(exp.values.device)
+    return adv_t, adv_t + exp.values
+
+
+def _host(x: torch.Tensor) -> np.ndarray:
+    return x.detach().cpu().numpy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +439,8 @@ def update(
         return {}
     minibatch = max(1, total // tc["num_minibatches"])
 
-    stats: dict[str, list[float]] = collections.defaultdict(list)
+    stats: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
+    params = [p for p in agent.parameters() if p.requires_grad]
     for _epoch in range(tc["update_epochs"]):
         order = torch.randperm(total, device=exp.values.device)
         for start in range(0, total - minibatch + 1, minibatch):
@@ -385,24 +486,38 @@ def update(
 
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(agent.parameters(), tc["max_grad_norm"])
+            clip_grad_norm(params, tc["max_grad_norm"])
             optimizer.step()
 
-            stats["policy_loss"].append(pg_loss.item())
-            stats["value_loss"].append(v_loss.item())
-            stats["entropy"].append(entropy_loss.item())
-            stats["approx_kl"].append(approx_kl.item())
-            stats["clipfrac"].append(clipfrac.item())
-        if tc["target_kl"] and stats["approx_kl"][-1] > tc["target_kl"]:
+            for name, value in (
+                ("policy_loss", pg_loss),
+                ("value_loss", v_loss),
+                ("entropy", entropy_loss),
+                ("approx_kl", approx_kl),
+                ("clipfrac", clipfrac),
+            ):
+                stats[name].append(value.detach())  # read once after the epochs: no sync per minibatch
+        if tc["target_kl"] and stats["approx_kl"][-1].item() > tc["target_kl"]:
             break
 
     valid = exp.valid
     y_pred, y_true = exp.values[valid], returns[valid]
     var = y_true.var() if y_true.numel() > 1 else torch.tensor(0.0)
     explained = float("nan") if var == 0 else float(1 - (y_true - y_pred).var() / var)
-    out = {name: float(np.mean(values)) for name, values in stats.items()}
+    out = {name: float(torch.stack(values).mean()) for name, values in stats.items()}
     out["explained_variance"] = explained
     return out
+
+
+def clip_grad_norm(params: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """torch.nn.utils.clip_grad_norm_ (the same scaling of the same global L2 norm) in three tensor
+    ops, which for a small policy on the CPU costs a third of torch's version."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return torch.zeros(())
+    norm = torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads]))
+    torch._foreach_mul_(grads, (max_norm / (norm + 1e-6)).clamp(max=1.0))
+    return norm
 
 
 def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
@@ -430,23 +545,29 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
     tc = cfg["train"]
     binding = envs.get(env_name)
     check_config(cfg)
+    solved_score = solve_score(binding, cfg)
     with torch_settings(tc["torch_threads"]):
         torch.manual_seed(tc["seed"])
         np.random.seed(tc["seed"])
         device = resolve_device(tc["device"])
         vecenv = make_vecenv(binding, cfg)
+        judge = None
         try:
             policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
             agent = policy
             if tc["compile"]:
                 agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+                agent.mask_layout = policy.mask_layout
             # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
             optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
             run = Runner.create(vecenv, agent, cfg, device)
+            run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
             vecenv.async_reset(tc["seed"])
-            summary = _loop(env_name, binding.solved, cfg, run, policy, agent, optimizer, start, hooks)
+            summary = _loop(env_name, solved_score, cfg, run, policy, agent, optimizer, start, hooks)
         finally:
             vecenv.close()
+            if judge is not None:
+                judge.close()
     return summary
 
 
@@ -466,7 +587,7 @@ def _loop(
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
     policy is still saved and the summary returned."""
     tc = cfg["train"]
-    run_dir = checkpoint.run_dir(tc["checkpoint_dir"], env_name)
+    run_dir = rundir.path(tc["run_dir"], env_name)
     saved = None
     reason, signal_name, update_index, losses = "steps", None, 0, {}
     try:
@@ -490,11 +611,19 @@ def _loop(
                 losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
             if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
                 saved = checkpoint.save(
-                    run_dir, env_name, cfg, policy, run.steps, update_index, run.window_mean("episode_return")
+                    run_dir,
+                    env_name,
+                    cfg,
+                    policy,
+                    run.steps,
+                    update_index,
+                    run.window_mean("episode_return"),
+                    normalize.state(run.vecenv),
                 )
             if hooks:
                 sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
                 info = progress(env_name, cfg, run, update_index, start, sps, solved_score, solved, losses)
+                info["learning_rate"] = optimizer.param_groups[0]["lr"]
                 for hook in hooks:
                     hook(info)
             if reason == "solved":
@@ -504,7 +633,9 @@ def _loop(
     seconds = time.perf_counter() - start
     mean_return = run.window_mean("episode_return")
     if run_dir:
-        saved = checkpoint.save(run_dir, env_name, cfg, policy, run.steps, update_index, mean_return)
+        saved = checkpoint.save(
+            run_dir, env_name, cfg, policy, run.steps, update_index, mean_return, normalize.state(run.vecenv)
+        )
     return {
         "env": env_name,
         "steps": run.steps,
@@ -513,6 +644,8 @@ def _loop(
         "mean_return": None if mean_return is None else round(mean_return, 4),
         "solved": run.solved(solved_score),
         "solved_score": solved_score,
+        "solve_metric": tc["solve_metric"],
+        "score": _round(run.score()),
         "stop_reason": reason,
         "signal": signal_name,
         "episodes": run.episodes,
@@ -549,6 +682,8 @@ def progress(
         "mean_length": run.window_mean("episode_length"),
         "solved_score": solved_score,
         "solved": solved,
+        "score": run.score(),
+        "solve_metric": tc["solve_metric"],
         "losses": losses,
         "env_stats": {
             key: run.window_mean(key)
@@ -557,3 +692,7 @@ def progress(
         },
         "device": run.device,
     }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

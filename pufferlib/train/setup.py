@@ -33,8 +33,10 @@ POSITIVE = (
 
 
 def make_vecenv(binding: envs.Binding, cfg: Config):
-    """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i)."""
+    """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i), behind
+    normalize.VecNormalize when `cfg['normalize']` turns observation or reward normalisation on."""
     import pufferlib.vector
+    from pufferlib.train import normalize
 
     vec = cfg["vec"]
     backend = "pufferenv" if vec["backend"] == "native" else vec["backend"]
@@ -46,7 +48,7 @@ def make_vecenv(binding: envs.Binding, cfg: Config):
         if vec["batch_size"]:
             kwargs["batch_size"] = vec["batch_size"]
     try:
-        return pufferlib.vector.make(
+        vecenv = pufferlib.vector.make(
             binding.env_creator(),
             env_kwargs=dict(cfg["env"]),
             backend=backend,
@@ -56,15 +58,26 @@ def make_vecenv(binding: envs.Binding, cfg: Config):
         )
     except TypeError as e:  # most often an [env] keyword the environment does not take
         raise ConfigError(f"{binding.name}: could not make the env with [env] {cfg['env']}: {e}") from e
+    return normalize.wrap(vecenv, cfg)
 
 
 def make_policy(binding: envs.Binding, env: pufferlib.PufferEnv, cfg: Config) -> nn.Module:
-    """binding's policy class (+ LSTMWrapper when rnn.enabled) in CleanRL's API."""
+    """binding's policy class (+ LSTMWrapper when rnn.enabled) in CleanRL's API; the env's action
+    mask, if its observations carry one, is honoured whatever the policy class."""
     module = binding.policy_class()(env, **cfg["policy"])
     if cfg["rnn"]["enabled"]:
         hidden = getattr(module, "hidden_size", 128)
-        return RecurrentPolicy(LSTMWrapper(env, module, input_size=hidden, hidden_size=hidden))
-    return Policy(module)
+        return RecurrentPolicy(LSTMWrapper(env, module, input_size=hidden, hidden_size=hidden), env)
+    return Policy(module, env)
+
+
+def solve_score(binding: envs.Binding, cfg: Config) -> float | None:
+    """The score that counts as solved: train.solve_score, or (0, the default) the binding's own
+    solved return (win_rate: none); None = never solved (the run goes on to its budget)."""
+    tc = cfg["train"]
+    if tc["solve_score"]:
+        return tc["solve_score"]
+    return binding.solved if tc["solve_metric"] == "return" else None
 
 
 def resolve_device(requested: str) -> str:

@@ -12,6 +12,8 @@
 Backends: `pufferlib.PufferEnv` (one native env that runs many agents itself: make returns the
 env, num_envs must be 1), `Serial` (every env in this process), `Multiprocessing` (shared-memory
 workers, EnvPool-style batches) and `Ray` (actors on a Ray cluster; `pip install 'pufferlib[ray]'`).
+`autotune(creator, batch_size)` measures them on this machine and returns the fastest as make()'s
+keyword arguments.
 
 Rows: every env has `num_agents` agent rows (`driver_env.num_agents`); a batch has
 `agents_per_batch` rows, which is batch_size * agents per env, not num_envs. `masks` is False
@@ -27,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from pufferlib import APIUsageError, PufferEnv
+from pufferlib.vector.autotune import autotune
 from pufferlib.vector.base import (
     LAYOUT_KWARGS,
     Layout,
@@ -106,6 +109,7 @@ __all__ = [
     "Serial",
     "VectorEnv",
     "WorkerError",
+    "autotune",
     "make",
     "physical_cores",
 ]

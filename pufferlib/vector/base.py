@@ -327,6 +327,19 @@ def rows(buf: Any, lo: int, hi: int) -> SimpleNamespace:
     return SimpleNamespace(**{name: getattr(buf, name)[lo:hi] for name in BUFFER_NAMES})
 
 
+def _checked_step(env: PufferEnv) -> tuple[str | None, Callable | None]:
+    """How a vector backend steps `env` once the batch's actions are checked: ("discrete", the
+    emulated env's step with an int), ("rows", its step with its action rows), or (None, None):
+    env.step(env.actions). An env class that overrides step() is always called through it."""
+    from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
+
+    if isinstance(env, GymnasiumPufferEnv) and type(env).step is GymnasiumPufferEnv.step:
+        return ("discrete", env._step_native) if env._atn_start is not None else ("rows", env._step_rows)
+    if isinstance(env, PettingZooPufferEnv) and type(env).step is PettingZooPufferEnv.step:
+        return "rows", env._step_rows
+    return None, None
+
+
 class Envs:
     """Consecutive envs of one process over consecutive rows of one buffer (Serial, a worker, an actor).
 
@@ -356,6 +369,16 @@ class Envs:
                 self.close()
                 raise
             self.envs.append(env)
+        self.actions = buf.actions
+        # The actions of a whole batch were checked by the vector env (VectorEnv._check_actions), so
+        # emulated envs skip their per-env checks. When every env is one agent with the same
+        # Discrete action space, a call reads the actions as ints once and hands each env its own.
+        steps = [_checked_step(env) for env in self.envs]
+        self._steps = [step for _, step in steps]
+        starts = {getattr(env, "_atn_start", None) for env in self.envs}
+        self.discrete = None
+        if self.agents == 1 and steps and all(kind == "discrete" for kind, _ in steps) and len(starts) == 1:
+            self.discrete, self._shift = self._steps, starts.pop()
 
     def reset(self, seeds: Sequence[int | None], lo: int = 0, hi: int | None = None) -> list:
         infos: list = []
@@ -370,18 +393,39 @@ class Envs:
                 infos.extend(got if isinstance(got, list) else [got])
         return infos
 
-    def step(self, lo: int = 0, hi: int | None = None) -> list:
+    def step(self, lo: int = 0, hi: int | None = None, ints: list[int] | None = None) -> list:
+        """Step (or reset, when done) envs lo..hi with the actions in the buffer, or for one-agent
+        Discrete envs with `ints` when given (their checked values); returns their infos."""
         infos: list = []
-        for k in range(lo, len(self.envs) if hi is None else hi):
-            env = self.envs[k]
-            try:
-                got = env.reset()[1] if env.done else env.step(env.actions)[4]
-            except Exception as e:
-                e.add_note(f"in step() of env {self.first + k}")
-                e.env_id = self.first + k  # type: ignore[attr-defined]
-                raise
-            if got:
-                infos.extend(got if isinstance(got, list) else [got])
+        envs = self.envs
+        hi = len(envs) if hi is None else hi
+        k = lo
+        try:
+            if self.discrete is not None:
+                steps, values = self.discrete, self.actions[lo:hi].tolist() if ints is None else ints
+                if self._shift:
+                    values = [v + self._shift for v in values]
+                for k in range(lo, hi):
+                    env = envs[k]
+                    got = env.reset()[1] if env.done else steps[k](values[k - lo])
+                    if got:
+                        infos.extend(got)
+                return infos
+            steps = self._steps
+            for k in range(lo, hi):
+                env = envs[k]
+                if env.done:
+                    got = env.reset()[1]
+                elif steps[k] is not None:
+                    got = steps[k](env.actions)
+                else:
+                    got = env.step(env.actions)[4]
+                if got:
+                    infos.extend(got if isinstance(got, list) else [got])
+        except Exception as e:
+            e.add_note(f"in step() of env {self.first + k}")
+            e.env_id = self.first + k  # type: ignore[attr-defined]
+            raise
         return infos
 
     def close(self) -> None:
@@ -501,11 +545,21 @@ class VectorEnv:
         self._atn_dtype = dtype
         self._atn_discrete = dtype.kind == "i"
         self._atn_range = None
+        self._atn_limits = None
         if self._atn_discrete:  # the values a discrete action may take: [low, high]
             space = self.single_action_space
             start = np.asarray(space.start)
-            count = np.asarray(getattr(space, "nvec", getattr(space, "n", 1)))
-            self._atn_range = (int(start.min()), int((start + count).max()) - 1)
+            last = start + np.asarray(getattr(space, "nvec", getattr(space, "n", 1))) - 1
+            self._atn_range = (int(start.min()), int(last.max()))
+            if start.min() != start.max() or last.min() != last.max():  # branches differ: check each
+                self._atn_limits = (start.astype(np.int64), last.astype(np.int64))
+        # Every valid value, for the check of small batches: one set lookup per action (which also
+        # refuses 1.5, NaN and 1e20) instead of min() and max(), whose argument parsing costs more.
+        self._atn_valid = None
+        if self._atn_range is not None and self._atn_limits is None:
+            low, high = self._atn_range
+            if high - low < 4096:
+                self._atn_valid = frozenset(range(low, high + 1))
         self._seed = seed
         self._was_reset = False
 
@@ -541,7 +595,8 @@ class VectorEnv:
     def send(self, actions: Any) -> None:
         if self._flag != CAN_SEND:
             raise APIUsageError(self._order_error("send"))
-        self._send(self._check_actions(actions))
+        actions, ints = self._check_actions(actions)
+        self._send(actions, ints)
         self._flag = CAN_RECV
 
     def recv(self):
@@ -584,8 +639,11 @@ class VectorEnv:
             return f"{name}: send() twice without recv(); call recv() to get the batch first"
         return f"{name}: recv() twice without send(); send actions for the last batch first"
 
-    def _check_actions(self, actions: Any) -> np.ndarray:
-        actions = np.asarray(actions)
+    def _check_actions(self, actions: Any) -> tuple[np.ndarray, list[int] | None]:
+        """The caller's actions as an array of the batch's shape, checked for the whole batch, and
+        for a small batch of integers the same values as a list of ints (or None)."""
+        if type(actions) is not np.ndarray:
+            actions = np.asarray(actions)
         if actions.shape != self._atn_shape:
             if actions.size == math.prod(self._atn_shape) and actions.dtype.kind in "biuf":
                 actions = actions.reshape(self._atn_shape)
@@ -594,27 +652,39 @@ class VectorEnv:
                     f"{type(self).__name__}: actions must have shape {self._atn_shape} (agents_per_batch="
                     f"{self.agents_per_batch}, action space {self.single_action_space}), got {actions.shape}"
                 )
-        if self._atn_discrete and actions.dtype is not self._atn_dtype:
-            # Another dtype is cast into the buffer's int32, where 1e20 would silently become
-            # INT_MIN: check here, on the caller's values, what a cast would hide from the env.
-            kind = actions.dtype.kind
-            if kind not in "iub" and (kind != "f" or not np.all(np.mod(actions, 1) == 0)):
-                raise APIUsageError(
-                    f"{type(self).__name__}: discrete actions must be integers, got dtype {actions.dtype}"
-                )
-            low, high = self._atn_range
-            if actions.size <= 64:  # small batches: plain Python beats numpy's per-call overhead
-                values = actions.tolist() if actions.ndim == 1 else actions.ravel().tolist()
-                outside = bool(values) and (min(values) < low or max(values) > high)
+        if not self._atn_discrete:
+            return actions, None
+        # Checked here, for the whole batch and on the caller's values: a cast into the buffer's int32
+        # would turn 1e20 into INT_MIN, and emulated envs trust these values (Envs.step).
+        kind = actions.dtype.kind
+        if self._atn_valid is not None and actions.size <= 64 and kind in "iubf":
+            values = actions.tolist() if actions.ndim == 1 else actions.ravel().tolist()
+            if self._atn_valid.issuperset(values):  # every value an integer in range
+                return actions, values if kind in "iu" else None
+        if kind not in "iub" and (kind != "f" or not np.all(np.mod(actions, 1) == 0)):
+            raise APIUsageError(
+                f"{type(self).__name__}: discrete actions must be integers, got dtype {actions.dtype}"
+            )
+        low, high = self._atn_range
+        if self._atn_limits is not None or actions.min() < low or actions.max() > high:
+            self._refuse_outside(actions)
+        return actions, None
+
+    def _refuse_outside(self, actions: np.ndarray) -> None:
+        """Raise naming the first action outside its range (each MultiDiscrete branch its own)."""
+        low, high = self._atn_limits or self._atn_range
+        bad = (actions < low) | (actions > high)
+        if bad.any():
+            where = np.argwhere(bad)[0]
+            value = actions[tuple(where)].item()
+            if self._atn_limits is None:
+                rule = f"each entry must be an integer in [{low}, {high}]"
             else:
-                outside = bool(actions.min() < low or actions.max() > high)
-            if outside:
-                bad = actions[(actions < low) | (actions > high)]
-                raise APIUsageError(
-                    f"{type(self).__name__}: action {bad.flat[0].item()!r} out of range for "
-                    f"{self.single_action_space}: each entry must be an integer in [{low}, {high}]"
-                )
-        return actions
+                j = int(where[-1])
+                rule = f"entry {j} must be an integer in [{low[j]}, {high[j]}]"
+            raise APIUsageError(
+                f"{type(self).__name__}: action {value!r} out of range for {self.single_action_space}: {rule}"
+            )
 
     def _check_layout(
         self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool, overwork: bool
@@ -627,7 +697,8 @@ class VectorEnv:
     def _async_reset(self, seeds: list[int | None]) -> None:
         raise NotImplementedError
 
-    def _send(self, actions: np.ndarray) -> None:
+    def _send(self, actions: np.ndarray, ints: list[int] | None) -> None:
+        """Step the batch with checked `actions`; `ints` is the same as a list of ints, or None."""
         raise NotImplementedError
 
     def _recv(self):

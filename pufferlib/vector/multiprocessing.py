@@ -427,13 +427,13 @@ class Multiprocessing(VectorEnv):
             work[w].release()
         self._inflight.extend(workers)
 
-    def _send(self, actions: np.ndarray) -> None:
+    def _send(self, actions: np.ndarray, ints: list[int] | None) -> None:
         sel = self._sel
         if isinstance(sel, list):
             self.buf.actions[self._rows_of[sel].ravel()] = actions
             self._command(sel, STEP)
         else:
-            np.copyto(self._blocks[sel].actions, actions, casting="unsafe")
+            self._blocks[sel].actions[...] = actions
             wpb = self.workers_per_batch
             self._block_ready[sel] = 0
             self._command(range(sel * wpb, (sel + 1) * wpb), STEP)

@@ -112,7 +112,7 @@ class Ray(VectorEnv):
             a.reset.remote(seeds[w * epw : (w + 1) * epw]): w for w, a in enumerate(self._actors)
         }
 
-    def _send(self, actions: np.ndarray) -> None:
+    def _send(self, actions: np.ndarray, ints: list[int] | None) -> None:
         apw = self.agents_per_worker
         for i, w in enumerate(self._sel):
             self._pending[self._actors[w].step.remote(actions[i * apw : (i + 1) * apw])] = w

@@ -49,15 +49,19 @@ class Serial(VectorEnv):
             self._infos[b] = self.envs.reset(seeds[b * per : (b + 1) * per], b * per, (b + 1) * per)
         self._block = -1
 
-    def _send(self, actions: np.ndarray) -> None:
-        b = self._block
-        np.copyto(self._views[b].actions, actions, casting="unsafe")
-        self._infos[b] = self.envs.step(b * self.batch_size, (b + 1) * self.batch_size)
+    def _send(self, actions: np.ndarray, ints: list[int] | None) -> None:
+        b, envs = self._block, self.envs
+        lo = b * self.batch_size
+        if ints is None or envs.discrete is None:
+            self._views[b].actions[...] = actions
+            ints = None
+        self._infos[b] = envs.step(lo, lo + self.batch_size, ints)
 
     def _recv(self):
         self._block = b = (self._block + 1) % self._blocks
         infos, self._infos[b] = self._infos[b], []
-        return self._views[b].received(infos)
+        obs, rewards, terminals, truncations, agent_ids, masks, _ = self._views[b]
+        return obs, rewards, terminals, truncations, infos, agent_ids, masks
 
     def _close(self) -> None:
         envs = getattr(self, "envs", None)

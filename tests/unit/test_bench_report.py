@@ -67,3 +67,10 @@ def test_a_row_where_every_measurement_errored_exits_non_zero():
     row = next(line for line in out.stdout.splitlines() if line.startswith("| Performance 0 us"))
     assert row.count("error (1/1 samples)") == 1 and row.count("error (2/2 samples)") == 1, row
     assert "every measurement errored in perf-0 envs=2" in out.stderr
+
+
+def test_the_share_of_the_machine_is_best_mp_over_cores_times_serial():
+    rows = [sample("serial", "", 9_000), sample("mp", "2w", 16_000), sample("mp-async", "2w async", 17_100)]
+    head, _, line = report.table(rows, ["serial", "mp", "mp-async"], cores=2).splitlines()
+    assert head.endswith("best MP / (2 x Serial) |") and line.endswith("| 95% |")
+    assert "x Serial" not in report.table(rows, ["serial", "mp", "mp-async"])  # cores unknown: no column

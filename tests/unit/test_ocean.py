@@ -3,8 +3,20 @@
 import numpy as np
 import pytest
 
+from pufferlib import APIUsageError
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.ocean import Bandit, Memory, Multiagent, Password, Performance, Spaces, Squared, Stochastic
+from pufferlib.ocean import (
+    Bandit,
+    Continuous,
+    Masked,
+    Memory,
+    Multiagent,
+    Password,
+    Performance,
+    Spaces,
+    Squared,
+    Stochastic,
+)
 
 
 def mean_return(env, policy, episodes=50, seed=0):
@@ -93,3 +105,49 @@ def test_performance_truncates_and_validates():
     assert env.loops > 0  # iterations per microsecond, calibrated once per process
     with pytest.raises(ValueError, match="microseconds"):
         Performance(delay_mean=-1)
+
+
+def test_masked_pays_the_target_and_ends_on_an_illegal_action():
+    def target(env):
+        return np.array([env.env.targets])
+
+    def lure(env):  # the hinted action that is not the target: always illegal
+        hint, mask = env.env.obs["hint"], env.env.obs["action_mask"]
+        return np.array([[int(np.flatnonzero(hint[:5] * (1 - mask[:5]))[0]), env.env.targets[1]]])
+
+    env = GymnasiumPufferEnv(env=Masked())
+    assert mean_return(env, target) == 1.0
+    assert mean_return(env, lure) == -1.0
+    rng = np.random.default_rng(0)
+    assert mean_return(env, lambda e: rng.integers(0, (5, 3), (1, 2))) < 0  # random play breaks the rules
+    strict = GymnasiumPufferEnv(env=Masked(illegal="raise"))
+    strict.reset(seed=0)
+    with pytest.raises(APIUsageError, match="not allowed by the action_mask"):
+        strict.step(lure(strict))
+
+
+def test_masked_draws_a_mask_with_the_target_legal_and_the_lure_not():
+    env = Masked()
+    obs, _ = env.reset(seed=0)
+    single = 0
+    for _ in range(500):
+        for offset, n, t in zip((0, 5), (5, 3), env.targets, strict=True):
+            hint, mask = obs["hint"][offset : offset + n], obs["action_mask"][offset : offset + n]
+            assert hint.sum() == 2 and mask[t] == 1 and hint[t] == 1
+            assert mask[(hint == 1) & (np.arange(n) != t)].sum() == 0  # the lure is masked
+            single += int(mask.sum() == 1)
+        obs = env.step(env.targets)[0]
+        if env.tick >= env.horizon:
+            obs, _ = env.reset()
+    assert single > 0  # some steps allow only the target
+
+
+def test_continuous_rewards_closeness_of_the_clipped_action():
+    env = GymnasiumPufferEnv(env=Continuous())
+    assert mean_return(env, lambda e: e.env.target.reshape(1, 2)) == 1.0
+    zero = mean_return(env, lambda e: np.zeros((1, 2), np.float32), episodes=400)
+    assert zero < Continuous.SOLVED and abs(zero - 0.5) < 0.05  # mean |target| is 1/2
+    # far outside the box is as good as the box's edge: the emulation clips
+    far = mean_return(env, lambda e: np.sign(e.env.target).reshape(1, 2) * 100, episodes=400)
+    edge = mean_return(env, lambda e: np.sign(e.env.target).reshape(1, 2), episodes=400)
+    assert far == edge

@@ -17,8 +17,8 @@ def test_train_json_then_eval(tmp_path, capsys):
             "train",
             "ocean/bandit",
             "--json",
-            "--train.checkpoint-dir",
-            str(tmp_path),
+            "--train.run-dir",
+            str(tmp_path / "run"),
             "--vec.num-envs",
             "8",
             "--train.total-timesteps",
@@ -75,7 +75,7 @@ def test_console_script_quiet_without_a_tty(tmp_path):
             "pufferlib.cli",
             "train",
             "ocean/bandit",
-            "--train.checkpoint-dir",
+            "--train.run-dir",
             "",
             "--vec.num-envs",
             "8",
@@ -90,4 +90,4 @@ def test_console_script_quiet_without_a_tty(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "training summary" in proc.stdout and "mean_return" in proc.stdout
     assert "\x1b[" not in proc.stdout  # no live redraws
-    assert not any(tmp_path.iterdir())  # checkpoint_dir "" saves nothing
+    assert not any(tmp_path.iterdir())  # run_dir "" saves nothing

@@ -1,6 +1,7 @@
 """Stopping `puffer train` loses nothing: Ctrl-C, SIGTERM (docker stop, a stopped `puffertank run`)
 and SIGHUP (a dropped SSH or Tailscale session) each save a final checkpoint, print the summary and
-exit 128 + the signal number, as a shell reports a process ended by that signal."""
+exit 128 + the signal number, as a shell reports a process ended by that signal; the run directory
+gets its summary.json as well."""
 
 import json
 import signal
@@ -23,12 +24,12 @@ def test_a_stop_signal_saves_and_reports(tmp_path, sig, code):
         sys.executable, "-m", "pufferlib.cli", "train", "ocean/bandit", "--json",
         "--vec.backend", "multiprocessing", "--vec.num-envs", "4", "--vec.num-workers", "2",
         "--train.stop-when-solved", "false", "--train.total-timesteps", "100000000",
-        "--train.checkpoint-dir", str(tmp_path), "--train.checkpoint-interval", "1",
+        "--train.run-dir", str(tmp_path), "--train.checkpoint-interval", "1",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 180
-        while not list(tmp_path.glob("*/model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
+        while not list(tmp_path.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(sig)
@@ -41,5 +42,6 @@ def test_a_stop_signal_saves_and_reports(tmp_path, sig, code):
     assert summary["stop_reason"] == "interrupted"
     assert summary["signal"] == (None if sig == signal.SIGINT else sig.name)
     saved = Path(summary["checkpoint"])
-    assert saved.parent.parent == tmp_path and saved.exists()
+    assert saved.parent == tmp_path and saved.exists()
     assert summary["updates"] >= 1 and saved.name == f"model_{summary['updates']:06d}.pt"
+    assert json.loads((tmp_path / "summary.json").read_text()) == summary  # the run directory says so too
