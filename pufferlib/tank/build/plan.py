@@ -61,6 +61,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/install-torch.sh",
             "docker/install-cuda-toolchain.sh",
             "docker/check_base.py",
+            "docker/login-env.sh",
         ),
         cuda_only=("docker/constraints/cuda.txt", "docker/install-cuda-toolchain.sh"),
     ),
@@ -73,6 +74,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/install-envs.sh",
             "docker/slim_site.py",
             "docker/check_envs.py",
+            "docker/login-env.sh",
             # The Craftax program the stage compiles into the image's JAX cache (self-contained).
             "pufferlib/environments/craftax_jax.py",
         ),
