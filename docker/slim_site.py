@@ -77,10 +77,16 @@ def remove_test_suites(root: Path, since: float, dry_run: bool) -> int:
     return removed
 
 
+def _package_roots(root: Path) -> list[Path]:
+    """Where packages sit under root: root itself (a site-packages given directly) and, for a venv or
+    prefix, its lib/python3*/site-packages."""
+    return [root, *sorted(root.glob("lib/python3*/site-packages"))]
+
+
 def remove_dead_files(root: Path, since: float, dry_run: bool) -> int:
     removed = 0
     for pattern, _ in DEAD_FILES:
-        for path in root.glob(pattern):
+        for path in (p for base in _package_roots(root) for p in base.glob(pattern)):
             if path.is_file() and not path.is_symlink() and path.lstat().st_mtime > since:
                 removed += path.lstat().st_size
                 if not dry_run:
