@@ -60,6 +60,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/constraints/cuda.txt",
             "docker/install-torch.sh",
             "docker/install-cuda-toolchain.sh",
+            "docker/slim_site.py",
             "docker/check_base.py",
             "docker/login-env.sh",
         ),
