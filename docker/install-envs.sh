@@ -29,6 +29,10 @@ PACKAGES=(
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite)
+# Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
+# required by gym3 (procgen2) for its video recorder alone, which nothing here uses. `pip install
+# imageio-ffmpeg` in a container brings it back. envs.txt accepts the `pip check` line this leaves.
+UNINSTALL=(imageio-ffmpeg)
 
 DRY_RUN=0
 STRIP_ROOT=""
@@ -62,6 +66,7 @@ setup_pip() {
 install_packages() {
   run pip install "${constraints[@]}" "${PACKAGES[@]}"
   run pip install --no-deps "${constraints[@]}" "${NO_DEPS[@]}"
+  run pip uninstall -q -y "${UNINSTALL[@]}"
 }
 
 # `pip check`, less the unmet requirements envs.txt accepts on purpose ("# unmet: " lines).
