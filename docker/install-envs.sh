@@ -26,6 +26,8 @@ PACKAGES=(
   jax jaxlib msgpack PyYAML absl-py dm-env immutabledict six termcolor scikit-image pandas scipy
   # researcher tooling
   tensorboard optuna matplotlib tomli-w
+  # Ray Tune (`puffer sweep`): its requirements beside ray (pandas above; fsspec is in the base stage)
+  pyarrow fsspec pydantic
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite)

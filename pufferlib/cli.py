@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "pufferlib.environments.cli",
     "pufferlib.smoke",
     "pufferlib.train.cli",
+    "pufferlib.train.sweep",
     "pufferlib.bench.cli",
 )
 

@@ -31,7 +31,7 @@ install_python() {
     -c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt" \
     -c "$REPO/docker/constraints/dev.txt" \
     "torch==$(sed -n 's/^torch==//p' "$REPO/docker/constraints/base.txt")" jax jaxlib flax \
-    -e "${REPO}[common,tank,dev,ray,wandb,neptune]"
+    -e "${REPO}[common,tank,dev,ray,sweep,wandb,neptune]"
   # craftax without its plain-pygame requirement (pygame-ce is installed; see pyproject's craftax extra)
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" craftax
 }

@@ -79,7 +79,7 @@ def run_ours(seed: int, steps: int, window: int, extra: dict[str, Any]) -> dict[
         "train.total_timesteps": steps,
         "train.stop_when_solved": False,
         "train.solve_window": window,
-        "train.checkpoint_dir": "",
+        "train.run_dir": "",
         **extra,
     }
     summary = train(ENV, overrides, on_update=hook)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -42,7 +43,16 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shm-size", help="size of /dev/shm (default: half the engine's memory, at most 16g)")
     p.add_argument("--ipc-host", action="store_true", help="share the host's IPC namespace (not --shm-size)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
-    p.add_argument("--network", help="Docker network mode, e.g. none for an offline run")
+    p.add_argument(
+        "--network",
+        help="Docker network mode: none for an offline run, host for one node of a multi-node job",
+    )
+    p.add_argument(
+        "--socket-ifname",
+        metavar="IFACE",
+        help="with --network host: the interface torch.distributed talks over, e.g. tailscale0 "
+        "(sets NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME)",
+    )
     p.add_argument(
         "-p",
         "--publish",
@@ -138,9 +148,30 @@ def parse_publish(items: list[str]) -> dict[str, tuple[str, int]]:
     return ports
 
 
+def multi_node_env(network: str | None, ifname: str | None) -> dict[str, str]:
+    """--socket-ifname IFACE: the variables that make NCCL and gloo use IFACE (both, or a rank
+    advertises an address the other nodes cannot reach). Only with the host's network, where the
+    host's interfaces (tailscale0) are the container's; the interface must exist on a local engine."""
+    if not ifname:
+        return {}
+    if network != "host":
+        raise UsageError(
+            f"--socket-ifname {ifname} needs --network host (in Docker's network there is no {ifname})",
+            f"puffertank run --network host --socket-ifname {ifname} -- ...",
+        )
+    local = os.environ.get("DOCKER_HOST", "unix://").startswith("unix://")
+    if local and not Path("/sys/class/net", ifname).exists():
+        names = ", ".join(sorted(p.name for p in Path("/sys/class/net").iterdir())) or "none"
+        raise TankError(
+            f"--socket-ifname {ifname}: no such network interface on this host (it has {names})",
+            "for Tailscale: sudo tailscale up, then --socket-ifname tailscale0",
+        )
+    return {"NCCL_SOCKET_IFNAME": ifname, "GLOO_SOCKET_IFNAME": ifname}
+
+
 def make_spec(args: argparse.Namespace, command: list[str], client) -> containers.RunSpec:
     image = args.image or image_ref("lib", args.variant)
-    env = parse_env(args.env)
+    env = {**multi_node_env(args.network, getattr(args, "socket_ifname", None)), **parse_env(args.env)}
     ports = parse_publish(args.publish)
     if ports and args.network in ("none", "host"):
         raise UsageError(
@@ -164,6 +195,8 @@ def make_spec(args: argparse.Namespace, command: list[str], client) -> container
         stop_timeout=args.stop_timeout,
         ports=ports,
     )
+    if args.network == "host":  # the host's name, as its network is: torchrun and Ray advertise it
+        spec.hostname = socket.gethostname()
     _note_uid_mismatch(client, spec)
     return spec
 

@@ -59,7 +59,7 @@ def train(
     checkpoint_dir: the older name, kept working: runs go to checkpoint_dir/{env}/{time}-{id}.
     """
     from pufferlib.train import config as configuration
-    from pufferlib.train import ppo, rundir, tracking
+    from pufferlib.train import distributed, ppo, rundir, tracking
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
@@ -75,6 +75,11 @@ def train(
             raise ConfigError(f"track={backend!r}: choose from {', '.join(tracking.EXTRAS)}")
         overrides[f"track.{backend}"] = True
     cfg = load_config(env_name, overrides, config_file)
+    main = distributed.is_main()  # under torchrun: rank 0 alone writes the run directory and tracks
+    if not main:
+        cfg = configuration.copy_config(cfg)
+        cfg["train"]["run_dir"] = ""
+        cfg["track"].update(tensorboard=False, wandb=False, neptune=False)
     directory = rundir.path(cfg["train"]["run_dir"], env_name)
     tracking.require(cfg, directory is not None)  # a missing package fails before anything is written
     if directory is not None:
@@ -82,12 +87,12 @@ def train(
         cfg = configuration.copy_config(cfg)
         cfg["train"]["run_dir"] = str(directory)  # checkpoints go here
     board = display = None
-    if not quiet and dashboard and sys.stdout.isatty():
+    if main and not quiet and dashboard and sys.stdout.isatty():
         from pufferlib.train.dashboard import Dashboard
 
         board = Dashboard()
         display = board.update
-    elif not quiet:
+    elif main and not quiet:
         from pufferlib.train.dashboard import ProgressLines
 
         display = ProgressLines(progress_seconds)

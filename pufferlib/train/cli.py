@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="off a terminal: seconds between progress lines (default 10)",
     )
+    _add_launch_flags(p)
     p.set_defaults(func=run_train, accepts_overrides=True)
 
     e = sub.add_parser("eval", help="run a checkpoint and print its mean return")
@@ -107,6 +109,34 @@ def _fail(command: str, error: Exception | str) -> int:
     return 2
 
 
+LAUNCH_FLAGS = ("nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port")
+
+
+def _add_launch_flags(p: argparse.ArgumentParser) -> None:
+    """--nproc-per-node, --nnodes, --node-rank, --master-addr, --master-port: run torchrun."""
+    group = p.add_argument_group("distributed", "any of these runs torchrun (torch.distributed.run) for you")
+    add = group.add_argument
+    add("--nproc-per-node", metavar="N", help="ranks on this node: a number, gpu, cpu or auto")
+    add("--nnodes", type=int, metavar="N", help="nodes in the job (default 1)")
+    add("--node-rank", type=int, metavar="I", help="this node's index, 0..nnodes-1 (default 0)")
+    add("--master-addr", metavar="HOST", help="node 0's address, e.g. its Tailscale MagicDNS name")
+    add("--master-port", type=int, metavar="PORT", help="node 0's rendezvous port (default 29500)")
+
+
+def _launch(args: argparse.Namespace) -> int:
+    """torchrun, whose ranks run this same `puffer train` without the launch flags."""
+    from pufferlib.train import distributed
+
+    flags = [flag for flag, on in (("--json", args.json), ("--no-dashboard", args.no_dashboard)) if on]
+    flags += ["--progress-seconds", str(args.progress_seconds)]
+    flags += ["--config", args.config] if args.config else []
+    flags += [f"--track={backend}" for backend in args.track]
+    try:
+        return distributed.launch(args, [*([args.env] if args.env else []), *flags, *args.overrides])
+    except _errors() as e:
+        return _fail("train", e)
+
+
 def run_train(args: argparse.Namespace) -> int:
     from pufferlib.train import config as configuration
 
@@ -129,11 +159,16 @@ def run_train(args: argparse.Namespace) -> int:
         return _fail("train", e)
     if importlib.util.find_spec("torch") is None:
         return _fail("train", TORCH_MISSING.format(command="train"))
+    if any(getattr(args, flag, None) is not None for flag in LAUNCH_FLAGS):
+        return _launch(args)
 
-    from pufferlib.train import signals, train
+    from pufferlib.train import distributed, signals, train
 
+    stop = signals.STOP_SIGNALS
+    if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
+        stop = (*stop, signal.SIGINT)
     try:
-        with signals.stop_on():  # SIGTERM/SIGHUP save and report like Ctrl-C
+        with signals.stop_on(stop):  # SIGTERM/SIGHUP save and report like Ctrl-C
             summary = train(
                 env,
                 args.overrides,
@@ -146,9 +181,16 @@ def run_train(args: argparse.Namespace) -> int:
             )
     except _errors() as e:
         return _fail("train", e)
+    except distributed.DistributedError as e:  # a rank lost, or the ranks never met
+        distributed.record_failure(e)
+        saved = getattr(e, "checkpoint", None)
+        print(f"puffer train: error: {e}" + (f"; saved {saved}" if saved else ""), file=sys.stderr)
+        return 1
     except signals.Interrupted as e:  # before training began: nothing to save
         print(f"puffer train: stopped by {e.signal_name} before training began", file=sys.stderr)
         return signals.exit_code(e.signal_name)
+    if not distributed.is_main():  # rank 0 alone prints
+        return signals.exit_code(summary.get("signal")) if summary["stop_reason"] == "interrupted" else 0
     _report(summary, args.json, "training summary")
     if summary["stop_reason"] == "interrupted":
         return signals.exit_code(summary.get("signal"))

@@ -44,7 +44,7 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint, normalize, rundir, versus
+from pufferlib.train import checkpoint, distributed, normalize, rundir, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
 from pufferlib.train.setup import (
@@ -163,6 +163,7 @@ class Runner:
     steps: int = 0
     episodes: int = 0
     judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean return (versus.py)
+    deferred: list[dict] | None = None  # distributed: episodes held for the sync (distributed.py)
 
     @classmethod
     def create(cls, vecenv: Any, agent: nn.Module, cfg: Config, device: str) -> Runner:
@@ -195,6 +196,9 @@ class Runner:
 
     def record(self, infos: list[dict]) -> None:
         """Episode statistics (return, length, the env's numeric infos) from recv's infos."""
+        if self.deferred is not None:  # every rank records every rank's episodes, at the sync
+            self.deferred.extend(info for info in infos if "episode_return" in info)
+            return
         for info in infos:
             if "episode_return" not in info:
                 continue
@@ -497,7 +501,7 @@ def update(
                 ("clipfrac", clipfrac),
             ):
                 stats[name].append(value.detach())  # read once after the epochs: no sync per minibatch
-        if tc["target_kl"] and stats["approx_kl"][-1].item() > tc["target_kl"]:
+        if tc["target_kl"] and distributed.agreed_mean(stats["approx_kl"][-1].item()) > tc["target_kl"]:
             break
 
     valid = exp.valid
@@ -540,16 +544,22 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
 
     Every hook is called after every update with the progress dict (see `progress`): the live
     dashboard is one; experiment tracking and sweeps plug in the same way.
+
+    Under torchrun each rank runs this with its own envs (distributed.py): hooks and checkpoints
+    on rank 0 only, steps, SPS and the budgets global.
     """
     start = time.perf_counter()
     tc = cfg["train"]
     binding = envs.get(env_name)
     check_config(cfg)
     solved_score = solve_score(binding, cfg)
-    with torch_settings(tc["torch_threads"]):
+    with torch_settings(tc["torch_threads"]), distributed.join(tc["dist_timeout"]) as group:
+        cfg = group.rank_config(cfg)  # seeds offset by rank: no two ranks share a trajectory
+        tc = cfg["train"]
+        hooks = hooks if group.main else ()
         torch.manual_seed(tc["seed"])
         np.random.seed(tc["seed"])
-        device = resolve_device(tc["device"])
+        device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
         vecenv = make_vecenv(binding, cfg)
         judge = None
         try:
@@ -560,10 +570,13 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
                 agent.mask_layout = policy.mask_layout
             # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
             optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
+            learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
             run = Runner.create(vecenv, agent, cfg, device)
             run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
+            group.adopt(run)
             vecenv.async_reset(tc["seed"])
-            summary = _loop(env_name, solved_score, cfg, run, policy, agent, optimizer, start, hooks)
+            summary = _loop(env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
+            summary = group.annotate(summary, policy)
         finally:
             vecenv.close()
             if judge is not None:
@@ -581,20 +594,23 @@ def _loop(
     optimizer: torch.optim.Optimizer,
     start: float,
     hooks: Sequence[Hook],
+    group: distributed.Solo | None = None,
 ) -> dict[str, Any]:
     """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
     `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
-    policy is still saved and the summary returned."""
+    policy is still saved and the summary returned. Under torchrun, `group` syncs the ranks
+    after every rollout; a lost rank stops the loop (rank 0 saves) and is raised as RankLost."""
     tc = cfg["train"]
-    run_dir = rundir.path(tc["run_dir"], env_name)
-    saved = None
+    group = group or distributed.Solo()
+    run_dir = rundir.path(tc["run_dir"], env_name) if group.main else None
+    saved, lost = None, None
     reason, signal_name, update_index, losses = "steps", None, 0, {}
     try:
         while True:
             if run.steps >= tc["total_timesteps"]:
                 break
-            if tc["max_seconds"] and time.perf_counter() - start >= tc["max_seconds"]:
+            if tc["max_seconds"] and group.elapsed(start) >= tc["max_seconds"]:
                 reason = "time"
                 break
             update_index += 1
@@ -603,12 +619,14 @@ def _loop(
                 optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
             t0, s0 = time.perf_counter(), run.steps
             collect(run)
+            group.sync(run, start)
             solved = run.solved(solved_score)
             if solved and tc["stop_when_solved"]:
                 reason = "solved"
             else:
                 adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-                losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
+                with group.watch():
+                    losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
             if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
                 saved = checkpoint.save(
                     run_dir,
@@ -630,12 +648,17 @@ def _loop(
                 break
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
         reason, signal_name = "interrupted", getattr(stop, "signal_name", None)
+    except distributed.RankLost as error:  # another rank is gone: save what this one has, then raise
+        lost = error
     seconds = time.perf_counter() - start
     mean_return = run.window_mean("episode_return")
     if run_dir:
         saved = checkpoint.save(
             run_dir, env_name, cfg, policy, run.steps, update_index, mean_return, normalize.state(run.vecenv)
         )
+    if lost is not None:
+        lost.checkpoint = None if saved is None else str(saved)
+        raise lost
     return {
         "env": env_name,
         "steps": run.steps,

@@ -80,14 +80,24 @@ def solve_score(binding: envs.Binding, cfg: Config) -> float | None:
     return binding.solved if tc["solve_metric"] == "return" else None
 
 
-def resolve_device(requested: str) -> str:
-    """train.device: auto (cuda when torch sees a GPU), cpu, cuda or cuda:N."""
+def resolve_device(requested: str, local_rank: int | None = None) -> str:
+    """train.device: auto (cuda when torch sees a GPU), cpu, cuda or cuda:N. For a rank of a
+    distributed job (`local_rank` given, from torchrun's LOCAL_RANK) auto and cuda mean that rank's
+    own GPU, cuda:LOCAL_RANK."""
     try:
-        return default_device(requested)
+        device = default_device(requested)
     except RuntimeError:
         raise ConfigError(
             f"train.device is {requested!r} but torch sees no CUDA GPU here; use --train.device cpu (or auto)"
         ) from None
+    if local_rank is None or device != "cuda":
+        return device
+    if local_rank >= torch.cuda.device_count():
+        raise ConfigError(
+            f"LOCAL_RANK {local_rank} but torch sees {torch.cuda.device_count()} GPU(s) on this node: "
+            "run at most that many ranks per node (--nproc-per-node gpu), or --train.device cpu"
+        )
+    return f"cuda:{local_rank}"
 
 
 def check_config(cfg: Config) -> None:

@@ -22,6 +22,7 @@ from gymnasium import spaces
 from torch import nn
 
 import pufferlib.environments as envs
+from pufferlib.train import distributed
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config, ConfigError
 
@@ -173,8 +174,8 @@ class WinRate:
         self.last: tuple[int, float] | None = None  # (steps, win rate)
 
     def __call__(self, steps: int) -> float:
-        if self.last is None or self.last[0] != steps:
-            self.last = (steps, self._evaluate())
+        if self.last is None or self.last[0] != steps:  # once per update: under torchrun every rank
+            self.last = (steps, distributed.agreed_mean(self._evaluate()))  # judges, all stop on the mean
         return self.last[1]
 
     def _play(self, games: int) -> float:
