@@ -93,6 +93,19 @@ class Downsample:
         self.env.close()
 
 
+def _draw_before_observing(raw: Any) -> None:
+    """Upstream's cooperative pong takes observations from its screen but draws that screen only in
+    render(), which returns at once without a render_mode: every observation was black (the matrix's
+    `render` check found it). Draw the current game (`raw.env`, which a seeded reset replaces) before
+    each observation is read."""
+
+    def observe(agent: Any) -> Any:
+        raw.env.draw()
+        return raw.env.observe()
+
+    raw.observe = observe
+
+
 def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **kwargs: Any) -> PufferEnv:
     """A Butterfly env (aliases resolved); kwargs go to the env (e.g. continuous=False, max_cycles=...)."""
     import pettingzoo
@@ -107,6 +120,8 @@ def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **k
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     game, version = ALIASES.get(name, name).rsplit("_", 1)  # pistonball_v6 -> butterfly/pistonball-v6
     env = pettingzoo.make("parallel", f"butterfly/{game}-{version}", **kwargs)
+    if game == "cooperative_pong":
+        _draw_before_observing(env.unwrapped)
     if downsample > 1:
         env = Downsample(env, downsample)
     env = PettingZooPufferEnv(env=env, buf=buf, seed=seed)
