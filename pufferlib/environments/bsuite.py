@@ -120,7 +120,9 @@ def _binding(bsuite_id: str) -> Binding:
         extra="bsuite",
         policy=Policy,
         requires=("bsuite", "dm_env"),
-        smoke=SmokeSpec(steps=256, seconds=90.0),
+        smoke=SmokeSpec(steps=256, seconds=90.0, learn=bsuite_id == "catch/0"),
+        # catch: +1 for a caught ball, -1 for a miss, one per episode: solved when 95% are caught
+        solved=0.9 if bsuite_id.startswith("catch/") else None,
         description=f"bsuite {bsuite_id} (dm_env behind a gymnasium adapter)",
     )
 

@@ -431,7 +431,8 @@ def _binding(game: str) -> Binding:
         policy=Policy,
         multiagent=True,
         requires=("pyspiel",),
-        smoke=SmokeSpec(steps=256, seconds=120.0),
+        # learn: self-play tic-tac-toe must beat a random opponent in 90% of games (train/versus.py)
+        smoke=SmokeSpec(steps=256, seconds=120.0, learn=game == "tic_tac_toe"),
         description=DESCRIPTIONS.get(game, f"OpenSpiel {game}")
         + "; legal-action mask in the observation, PASS for waiting players",
     )

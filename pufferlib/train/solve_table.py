@@ -25,6 +25,8 @@ import sys
 import time
 from typing import Any
 
+from pufferlib.provenance import cpu_model
+
 QUICK = (
     "ocean/bandit",
     "ocean/continuous",
@@ -54,12 +56,7 @@ def machine() -> str:
     import numpy
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (
         f"{cpu}, {os.cpu_count()} logical CPUs, load average {load}; Python {platform.python_version()}, "

@@ -22,6 +22,13 @@ from pufferlib.compat.sb3 import SB3VecEnv
 CARTPOLE = functools.partial(gymnasium.make, "CartPole-v1")
 
 
+@pytest.fixture(autouse=True)
+def sb3_logdir(tmp_path, monkeypatch):
+    """SB3's learn() makes a log folder (SB3-<time>) in the system temp dir unless SB3_LOGDIR says
+    where: the test's own, so no run leaves one behind."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+
+
 @pytest.fixture
 def one_thread():
     import torch
