@@ -58,7 +58,7 @@ def _jax():
 
     if not os.environ.get("JAX_COMPILATION_CACHE_DIR") and not jax.config.jax_compilation_cache_dir:
         craftax_jax.seed_cache(CACHE_DIR)  # the image's build-time executables, for this CPU
-        jax.config.update("jax_compilation_cache_dir", str(CACHE_DIR))
+        craftax_jax.use_cache(jax, CACHE_DIR)
     return jax
 
 

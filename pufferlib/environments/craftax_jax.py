@@ -7,9 +7,11 @@ compiling them (35-50 s of XLA on a quiet CPU core, minutes on a loaded one, in 
 container, matrix cell, training run and vector worker's child otherwise).
 
 JAX keys its cache by the program (debug info stripped, so the file's path does not matter), the
-compile options and the backend, but not by the CPU's instruction set, while XLA:CPU compiles for the
-CPU it runs on. So the image's cache is kept per CPU (`cpu_key()`: the machine and its CPU flags), and a
-process uses it only on the same kind of CPU; elsewhere it compiles as before.
+compile options and the backend. The compile options would name the cache's own folder (XLA's GPU
+autotune cache, inside it), which differs between the image's folder and a user's: use_cache() leaves
+that cache off, here and in the craftax family alike. The key does not say which CPU, while XLA:CPU
+compiles for the CPU it runs on: so the image's cache is kept per CPU (`cpu_key()`: the machine and its
+CPU flags), and a process uses it only on the same kind of CPU; elsewhere it compiles as before.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ENVS = {  # id -> (classic, pixels)
     "Craftax-Classic-Symbolic-v1": (True, False),
@@ -53,6 +56,14 @@ def cpu_key() -> str:
         flags = next((line.split(":", 1)[1] for line in f if line.startswith("flags")), "")
     text = f"{platform.machine()} {' '.join(sorted(flags.split()))}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def use_cache(jax: Any, path: Path) -> None:
+    """Point JAX's persistent compilation cache at `path`, with keys that do not depend on the path: XLA's
+    own caches (a GPU autotune cache in a folder under `path`, whose name would enter the compile options
+    and so the key) stay off; JAX runs on the CPU here."""
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_enable_xla_caches", "none")
 
 
 def image_cache() -> Path | None:
@@ -161,7 +172,7 @@ def warm() -> int:
     import jax
     import numpy as np
 
-    jax.config.update("jax_compilation_cache_dir", str(cache))
+    use_cache(jax, cache)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # keep the small ones too
     for name, num_envs, resets in WARM:
         start = time.perf_counter()
