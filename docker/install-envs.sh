@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Envs stage, run as the venv's owner: the RL environment packages (pinned in constraints/envs.txt) and
-# pufferlib's remaining runtime deps, then `pip check` and a check that every family makes, resets and steps.
+# Envs stage: the RL environment packages (pinned in constraints/envs.txt) and pufferlib's remaining runtime
+# deps, then `pip check`, a shrink of what was installed (slim_site.py), Craftax's texture caches, and a check
+# that every family makes, resets and steps.
 #
-#   bash docker/install-envs.sh                              # install and check
-#   bash docker/install-envs.sh --strip-with /tmp/strip-tools  # what Dockerfile.envs runs (see strip_libraries)
-#   bash docker/install-envs.sh --dry-run                    # print the commands only
+#   bash docker/install-envs.sh                                # install and check, as the venv's owner
+#   bash docker/install-envs.sh --as puffer --strip-with DIR   # what Dockerfile.envs runs, as root (below)
+#   bash docker/install-envs.sh --dry-run                      # print the commands only
+#
+# --as USER (run as root): give USER a folder of its own in the pip cache, then continue as USER. The
+# BuildKit cache mount at /tmp/pip-cache is root's (its `mode=`/`uid=` options apply only when a cache is
+# first made, and this one may predate them), and pip disables a cache it cannot write: every rebuild
+# would download the ~1.2 GB again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
@@ -25,21 +31,44 @@ PACKAGES=(
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite)
+# Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
+# required by gym3 (procgen2) for its video recorder alone, which nothing here uses. `pip install
+# imageio-ffmpeg` in a container brings it back. envs.txt accepts the `pip check` line this leaves.
+UNINSTALL=(imageio-ffmpeg)
 
 DRY_RUN=0
 STRIP_ROOT=""
+RUN_AS=""
 run() {
   if [ "$DRY_RUN" = 1 ]; then echo "+ $*"; else "$@"; fi
+}
+
+# Root: make USER's folder in the pip cache, then run the rest of this script as USER (setpriv keeps the
+# environment; HOME, USER and PIP_CACHE_DIR are set for USER).
+continue_as() {
+  local user=$1 home cache
+  shift
+  home=$(getent passwd "$user" | cut -d: -f6)
+  cache="${PIP_CACHE_DIR:-/tmp/pip-cache}/$user"
+  run install -d -o "$user" -g "$(id -gn "$user")" -m 0755 "$cache"
+  if [ "$DRY_RUN" = 1 ]; then echo "+ continue as $user: PIP_CACHE_DIR=$cache $0 $*"; return; fi
+  exec setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups \
+    env HOME="$home" USER="$user" LOGNAME="$user" PIP_CACHE_DIR="$cache" bash "$0" "$@"
 }
 
 setup_pip() {
   if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi
   export PIP_CACHE_DIR="${PIP_CACHE_DIR:-/tmp/pip-cache}" PIP_PROGRESS_BAR=off
+  if [ "$DRY_RUN" = 0 ] && [ ! -w "$PIP_CACHE_DIR" ]; then
+    echo "install-envs: the pip cache $PIP_CACHE_DIR is not writable by $(id -un): downloads are not kept" \
+      "(run this script as root with --as USER)" >&2
+  fi
 }
 
 install_packages() {
   run pip install "${constraints[@]}" "${PACKAGES[@]}"
   run pip install --no-deps "${constraints[@]}" "${NO_DEPS[@]}"
+  run pip uninstall -q -y "${UNINSTALL[@]}"
 }
 
 # `pip check`, less the unmet requirements envs.txt accepts on purpose ("# unmet: " lines).
@@ -59,26 +88,28 @@ check_requirements() {
   echo "install-envs: pip check clean (less $(printf '%s\n' "$accepted" | sed '/^$/d' | wc -l) accepted line(s))"
 }
 
-# Shrink the shared libraries this stage installed (not the base stage's: touching those would copy them into
-# this layer): --strip-unneeded drops symbol tables and keeps what the loader needs (jaxlib alone: 106 MB).
-# Libraries that auditwheel repaired (inside a *.libs folder, or an RPATH into one) are left alone: patchelf
-# edited them and strip corrupts that (scipy's openblas: "ELF load command address/offset not page-aligned").
-# check_envs runs afterwards, on the stripped files. STRIP_ROOT is a Debian root holding binutils (a build
-# stage bind-mounted here), so binutils never lands in the image.
-strip_libraries() {
-  local marker=$1 site before lib
-  if [ -z "$STRIP_ROOT" ]; then return; fi
-  if [ "$DRY_RUN" = 1 ]; then echo "+ strip --strip-unneeded <the new shared libraries auditwheel did not edit>"; return; fi
-  site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  before=$(du -sm "$site" | cut -f1)
-  export LD_LIBRARY_PATH="$STRIP_ROOT/usr/lib/x86_64-linux-gnu"  # binutils' own libraries
-  while IFS= read -r -d '' lib; do
-    case "$lib" in */*.libs/*) continue ;; esac
-    if "$STRIP_ROOT/usr/bin/readelf" -d "$lib" | grep -E '\((RPATH|RUNPATH)\)' | grep -q '\.libs'; then continue; fi
-    "$STRIP_ROOT/usr/bin/strip" --strip-unneeded "$lib"
-  done < <(find "$site" -type f \( -name '*.so' -o -name '*.so.*' \) -newer "$marker" -print0)
-  unset LD_LIBRARY_PATH
-  echo "install-envs: stripped the new shared libraries: site-packages $before MB -> $(du -sm "$site" | cut -f1) MB"
+# Shrink what this stage installed (files newer than the marker; the base stage's are left alone, since
+# touching them would copy them into this layer): the packages' own test suites, C/C++ sources, Ray's Java
+# jar, symbol tables (strip, from binutils in a throwaway stage: STRIP_ROOT), duplicates as hard links.
+# docker/slim_site.py says what and why. check_envs runs afterwards, on what is left.
+slim_site() {
+  local marker=$1 venv
+  venv=$(python -c 'import sys; print(sys.prefix)')
+  local strip=()
+  if [ -n "$STRIP_ROOT" ]; then strip=(--strip-root "$STRIP_ROOT"); fi
+  run python "$here/slim_site.py" --newer "$marker" "${strip[@]}" "$venv"
+  if [ "$DRY_RUN" = 0 ]; then echo "install-envs: the venv is $(du -sm "$venv" | cut -f1) MB"; fi
+}
+
+# Craftax builds its texture caches in its package folder on first use (a minute of work, and a
+# PermissionError for any user who does not own the venv): build them now.
+warm_craftax_textures() {
+  run python -c 'import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    from craftax.craftax_classic.constants import load_all_textures as classic
+    from craftax.craftax.constants import load_all_textures as full
+    classic(), full()
+print("install-envs: Craftax texture caches built")'
 }
 
 check_envs() {
@@ -90,17 +121,25 @@ main() {
     case "$1" in
       --dry-run) DRY_RUN=1 ;;
       --strip-with) STRIP_ROOT=${2:?--strip-with needs a directory}; shift ;;
-      *) echo "install-envs: unknown argument $1 (use --dry-run, --strip-with DIR)" >&2; return 2 ;;
+      --as) RUN_AS=${2:?--as needs a user}; shift ;;
+      *) echo "install-envs: unknown argument $1 (use --dry-run, --strip-with DIR, --as USER)" >&2; return 2 ;;
     esac
     shift
   done
+  if [ -n "$RUN_AS" ] && [ "$(id -u)" = 0 ]; then
+    local again=(--strip-with "$STRIP_ROOT")
+    if [ -z "$STRIP_ROOT" ]; then again=(); fi
+    if [ "$DRY_RUN" = 1 ]; then again+=(--dry-run); fi
+    continue_as "$RUN_AS" "${again[@]}"
+  fi
   local marker
   marker=$(mktemp)  # files newer than this were installed by this stage
   setup_pip
   install_packages
   check_requirements
-  strip_libraries "$marker"
+  slim_site "$marker"
   rm -f "$marker"
+  warm_craftax_textures
   check_envs
 }
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Base stage, run as the venv's owner: create /opt/venv and install torch (+ the CUDA toolchain for cuda).
 # Inputs (build args): VARIANT, TORCH_SPEC, TORCH_INDEX. The CA bundle, when given, is a BuildKit secret.
+#   bash docker/install-torch.sh [--strip-with DIR]   # DIR: a Debian root with binutils (slim_site.py)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+strip_root=""
+if [ "${1:-}" = --strip-with ]; then strip_root=${2:?--strip-with needs a directory}; fi
+marker=$(mktemp)  # files newer than this were installed here
 
 if [ -s /run/secrets/pip_ca ]; then export PIP_CERT=/run/secrets/pip_ca; fi
 export PIP_CACHE_DIR=/tmp/pip-cache PIP_PROGRESS_BAR=off
@@ -18,3 +22,18 @@ pip install "${constraints[@]}" "${index[@]}" --find-links "$here/wheelhouse" "$
 if [ "$VARIANT" = cuda ]; then
   bash "$here/install-cuda-toolchain.sh" "${constraints[@]}"
 fi
+
+# The torch wheel carries PyTorch's own C++ test executables (torch/test, and torch/bin's test_* and
+# *StoreTest): about 125 MB of the image that nothing runs. Removed here, in the layer that installs them
+# (a later layer could only hide them). protoc, torch_shm_manager and the rest of torch/bin stay.
+torch_dir=$(python -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
+rm -rf "$torch_dir/test" "$torch_dir"/bin/test_* "$torch_dir"/bin/*StoreTest
+
+# The rest of the shrink, as the envs stage does it (docker/slim_site.py: packages' test suites, sympy's and
+# networkx's ~50 MB; hard-linked duplicates) and, in the cpu variant, torch's symbol tables (strip
+# --strip-unneeded keeps the dynamic symbols the loader and dladdr use: about 100 MB). The cuda variant's
+# NVIDIA libraries are not stripped until a CUDA build has been measured with it.
+slim=(--newer "$marker")
+if [ -n "$strip_root" ] && [ "$VARIANT" = cpu ]; then slim+=(--strip-root "$strip_root"); fi
+python "$here/slim_site.py" "${slim[@]}" /opt/venv
+rm -f "$marker"

@@ -105,6 +105,73 @@ def _digest(*arrays: np.ndarray) -> bytes:
     return h.digest()
 
 
+def _frame_field(env, shape: tuple[int, ...]) -> str:
+    """Where the frames are in an observation row: "" when the row is the frame, else the one field of
+    a Dict observation with the declared shape (e.g. ViZDoom's `screen` beside its game variables)."""
+    if env.single_observation_space.shape == shape:
+        return ""
+    dtype = (getattr(env, "emulated", None) or {}).get("observation_dtype")
+    fields = [name for name in (dtype.names or ()) if dtype[name].shape == shape] if dtype is not None else []
+    if len(fields) != 1:
+        found = {name: dtype[name].shape for name in dtype.names} if dtype is not None and dtype.names else {}
+        raise AssertionError(
+            f"observation rows are {env.single_observation_space.shape}"
+            + (f" with fields {found}" if found else "")
+            + f"; the binding declares pixels {shape}, which must be the row or exactly one field of it"
+        )
+    return fields[0]
+
+
+def _frames(rows: np.ndarray, env, field: str) -> np.ndarray:
+    if not field:
+        return rows.copy()
+    return np.ascontiguousarray(rows).view(env.emulated["observation_dtype"]).reshape(len(rows))[field].copy()
+
+
+EGL_PROBE = """
+import os
+os.environ["MUJOCO_GL"] = "egl"
+import mujoco
+from OpenGL import GL
+ctx = mujoco.GLContext(16, 16)
+ctx.make_current()
+try:
+    print(f"{GL.glGetString(GL.GL_RENDERER).decode()}, {GL.glGetString(GL.GL_VERSION).decode()}")
+finally:
+    ctx.free()
+"""
+
+
+def egl_renderer() -> str:
+    """The OpenGL renderer an EGL context gets here (MuJoCo's headless path), e.g. an NVIDIA GPU's name or
+    Mesa's llvmpipe. In a child process: a GL driver's state must not leak into later forks."""
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", EGL_PROBE], capture_output=True, text=True, timeout=60, env=os.environ
+        )
+    except subprocess.TimeoutExpired:
+        return "no EGL context within 60 s"
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"no EGL context ({last})"
+    return out.stdout.strip().splitlines()[-1]
+
+
+def _egl_situation() -> str:
+    """Why EGL may miss the NVIDIA driver: the toolkit mounts its EGL library only for `graphics`."""
+    caps = os.environ.get("NVIDIA_DRIVER_CAPABILITIES", "(unset)")
+    vendor = "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
+    found = [f"NVIDIA_DRIVER_CAPABILITIES={caps}"]
+    found.append(
+        f"{vendor} {'present' if os.path.exists(vendor) else 'absent (the NVIDIA EGL driver is not mounted)'}"
+    )
+    if not any(name.startswith("nvidia") and name[6:].isdigit() for name in os.listdir("/dev")):
+        found.append("no /dev/nvidia* device in this environment")
+    return "Found: " + "; ".join(found) + ". The container needs a GPU and the `graphics` driver capability."
+
+
 class Smoke:
     """Runs the checks for one binding, keeping the objects later checks need."""
 
@@ -187,23 +254,21 @@ class Smoke:
         return f"{self.steps} steps, {episodes} episode(s) ended", agent_steps / max(seconds, 1e-9)
 
     def check_render(self) -> str:
-        """Bindings with pixel observations: frames of the declared shape that are not blank."""
+        """Bindings with pixel observations: frames of the declared shape that are not blank, and which
+        renderer drew them. Where the host requested GPUs, EGL must also reach the GPU through the NVIDIA
+        driver (what MuJoCo and dm_control draw with there): a fail, naming what EGL found, if it cannot."""
         shape = tuple(self.binding.pixels)
         if not shape:
             raise Skip("no pixel observations (the binding declares no `pixels` shape)")
         env, rng = self.env, np.random.default_rng(self.seed)
-        if env.single_observation_space.shape != shape:
-            raise AssertionError(
-                f"observation rows are {env.single_observation_space.shape}, the binding declares "
-                f"pixels {shape}"
-            )
-        frames = [env.reset(seed=self.seed)[0][env.masks].copy()]
+        field = _frame_field(env, shape)
+        frames = [_frames(env.reset(seed=self.seed)[0][env.masks], env, field)]
         for _ in range(4):
             if env.done:
                 env.reset()
             else:
                 env.step(random_actions(env, rng))
-            frames.append(env.observations[env.masks].copy())
+            frames.append(_frames(env.observations[env.masks], env, field))
         for i, frame in enumerate(f for batch in frames for f in batch):
             if frame.shape != shape:
                 raise AssertionError(f"frame {i} has shape {frame.shape}, declared {shape}")
@@ -212,7 +277,22 @@ class Smoke:
         backend = getattr(env, "render_backend", None)
         backend = (backend() if callable(backend) else backend) or "not reported by the env"
         count = sum(len(batch) for batch in frames)
-        return f"{count} frames {shape} {env.observations.dtype}, none blank; rendered by {backend}"
+        where = f" (the `{field}` field of each observation)" if field else ""
+        detail = f"{count} frames {shape} {frames[0].dtype}{where}, none blank; rendered by {backend}"
+        requested = os.environ.get(self.GPU_REQUESTED_ENV)
+        if requested:
+            gpu = egl_renderer()
+            if "nvidia" not in gpu.lower():
+                raise AssertionError(
+                    f"a GPU was requested ({requested}) but EGL does not render on it: {gpu}. "
+                    + _egl_situation()
+                )
+            if backend.startswith("MUJOCO_GL") and "nvidia" not in backend.lower():
+                raise AssertionError(
+                    f"a GPU was requested ({requested}) but the frames were drawn by {backend}"
+                )
+            detail += f"; EGL renders on the GPU: {gpu}"
+        return detail
 
     def _vector(self, backend_name: str, **kwargs: Any) -> tuple[str, float, list[bytes]]:
         """Step 2 envs through a vector backend with seeded random actions; every live observation

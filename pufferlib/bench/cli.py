@@ -20,6 +20,7 @@ from pufferlib.bench import report
 from pufferlib.bench.interpreter import UntrustedInterpreter, default_peer_python, trusted_python
 from pufferlib.bench.peers import PEERS, Setup, Skip, measure, peer_versions, setups
 from pufferlib.bench.workloads import workloads
+from pufferlib.provenance import cpu_model
 
 ASK = "asked"  # --puffer202 without a path: the cache dir's peer venv
 
@@ -64,12 +65,7 @@ def machine(python202: Path | None) -> dict[str, Any]:
     import pufferlib
     from pufferlib.vector import physical_cores
 
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     versions = {"python": platform.python_version(), "numpy": np.__version__}
     versions["gymnasium"] = gymnasium.__version__
     versions["pufferlib"] = pufferlib.__version__

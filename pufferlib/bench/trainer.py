@@ -33,6 +33,8 @@ import sys
 import time
 from typing import Any
 
+from pufferlib.provenance import cpu_model
+
 ENV = "classic_control/CartPole-v1"
 CLEANRL = {  # CleanRL's ppo.py defaults, as overrides of our config
     "vec.backend": "serial",
@@ -138,12 +140,7 @@ def machine() -> dict[str, Any]:
     import numpy
     import torch
 
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     return {
         "cpu": cpu,
         "logical_cpus": os.cpu_count(),

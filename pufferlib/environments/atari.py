@@ -96,6 +96,8 @@ class Atari(PufferEnv):
     not only the registered ones.
     """
 
+    render_backend = "ALE's emulated Atari screen (grey, resized to 84x84 by ale-py's vector env)"
+
     def __init__(
         self,
         name: str,
@@ -229,6 +231,7 @@ def _binding(game: str) -> Binding:
         policy=Policy,
         requires=("ale_py",),
         smoke=SmokeSpec(steps=512, seconds=60.0),
+        pixels=(4, 84, 84),  # a stack of 4 grey frames, channels first
         description=f"Atari {game} (frame skip 4, grey 84x84, stack 4, no-op resets, episodic life)",
     )
 

@@ -31,6 +31,8 @@ ALIASES = {
     "cooperative_pong_v5": "cooperative_pong_v6",
     "knights_archers_zombies_v10": "knights_archers_zombies_v11",
 }
+# The pixel envs' frames at the binding's downsampling (the matrix's `render` check covers them).
+PIXELS = {"pistonball_v6": (229, 60, 3), "cooperative_pong_v6": (70, 120, 3)}
 # name -> (policy, binding kwargs, description)
 ENVS: dict[str, tuple[str, dict[str, Any], str]] = {
     "pistonball_v6": (
@@ -91,6 +93,19 @@ class Downsample:
         self.env.close()
 
 
+def _draw_before_observing(raw: Any) -> None:
+    """Upstream's cooperative pong takes observations from its screen but draws that screen only in
+    render(), which returns at once without a render_mode: every observation was black (the matrix's
+    `render` check found it). Draw the current game (`raw.env`, which a seeded reset replaces) before
+    each observation is read."""
+
+    def observe(agent: Any) -> Any:
+        raw.env.draw()
+        return raw.env.observe()
+
+    raw.observe = observe
+
+
 def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **kwargs: Any) -> PufferEnv:
     """A Butterfly env (aliases resolved); kwargs go to the env (e.g. continuous=False, max_cycles=...)."""
     import pettingzoo
@@ -105,9 +120,13 @@ def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **k
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     game, version = ALIASES.get(name, name).rsplit("_", 1)  # pistonball_v6 -> butterfly/pistonball-v6
     env = pettingzoo.make("parallel", f"butterfly/{game}-{version}", **kwargs)
+    if game == "cooperative_pong":
+        _draw_before_observing(env.unwrapped)
     if downsample > 1:
         env = Downsample(env, downsample)
-    return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    env = PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    env.render_backend = "pygame-ce software surface (SDL_VIDEODRIVER=" + os.environ["SDL_VIDEODRIVER"] + ")"
+    return env
 
 
 def _register(name: str, target: str) -> None:
@@ -124,6 +143,7 @@ def _register(name: str, target: str) -> None:
             multiagent=True,
             requires=("pettingzoo", "pygame", "pymunk"),
             smoke=SmokeSpec(steps=128 if target == "pistonball_v6" else 256, seconds=120.0),  # 20 pistons
+            pixels=PIXELS.get(target, ()),
             description=description,
         )
     )

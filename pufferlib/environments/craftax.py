@@ -22,8 +22,10 @@ Seeding: full. `reset(seed)` starts every game from jax.random.PRNGKey(seed); ea
 key. JAX: CPU (`jax[cpu]`) in both image variants; compiling the batched step takes tens of
 seconds on CPU, so unless JAX_COMPILATION_CACHE_DIR (or jax's config) names a cache already, the
 family points JAX's persistent compilation cache at ~/.cache/pufferlib/jax: later processes (vector
-workers, the next run) load the compiled step in about a second. Craftax prints texture-cache
-messages on import; they are swallowed (the smoke check's stdout is JSON).
+workers, the next run) load the compiled step in about a second. In the image that cache starts
+warm: the envs stage compiled the registered programs (craftax_jax.py says how), and they are linked
+in on first use. Craftax prints texture-cache messages on import; they are swallowed (the smoke
+check's stdout is JSON).
 
 JAX and fork: JAX is multithreaded and does not survive os.fork() (the child aborts: "Mutex::Fer
 while waiting on Condition"), which is how pufferlib.vector.Multiprocessing starts workers under
@@ -34,9 +36,7 @@ them with one jitted call; the observations cross a socket once per step.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import os
 from pathlib import Path
 from typing import Any
@@ -45,15 +45,10 @@ import gymnasium
 import numpy as np
 
 from pufferlib import APIUsageError, EpisodeStats, PufferEnv
-from pufferlib.environments import _child
+from pufferlib.environments import _child, craftax_jax
+from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
 
-ENVS = {  # id -> (classic, pixels)
-    "Craftax-Classic-Symbolic-v1": (True, False),
-    "Craftax-Classic-Pixels-v1": (True, True),
-    "Craftax-Symbolic-v1": (False, False),
-    "Craftax-Pixels-v1": (False, True),
-}
 CACHE_DIR = Path.home() / ".cache" / "pufferlib" / "jax"
 _JAX_PID: int | None = None  # the process in which this family ran JAX (a fork child inherits it)
 
@@ -62,7 +57,8 @@ def _jax():
     import jax
 
     if not os.environ.get("JAX_COMPILATION_CACHE_DIR") and not jax.config.jax_compilation_cache_dir:
-        jax.config.update("jax_compilation_cache_dir", str(CACHE_DIR))
+        craftax_jax.seed_cache(CACHE_DIR)  # the image's build-time executables, for this CPU
+        craftax_jax.use_cache(jax, CACHE_DIR)
     return jax
 
 
@@ -71,61 +67,8 @@ def _program(name: str, num_envs: int, resets: int):
     """The jitted reset and step for `num_envs` games of `name` (built once per process)."""
     global _JAX_PID
     _JAX_PID = os.getpid()  # importing craftax already computes with JAX (its texture arrays)
-    jax = _jax()
-    jnp = jax.numpy
-    with contextlib.redirect_stdout(io.StringIO()):  # "Loading Craftax textures from cache."
-        from craftax.craftax_env import make_craftax_env_from_name
-
-        env = make_craftax_env_from_name(name, auto_reset=False)
-        if ENVS[name][0]:
-            from craftax.craftax_classic.constants import Achievement
-        else:
-            from craftax.craftax.constants import Achievement
-    params = env.default_params
-    pixels = ENVS[name][1]
-
-    def observe(obs):
-        return jnp.round(obs * 255).astype(jnp.uint8) if pixels else obs
-
-    def reset_worlds(key, count):
-        obs, state = jax.vmap(env.reset_env, in_axes=(0, None))(jax.random.split(key, count), params)
-        return observe(obs), state
-
-    def reset(key):
-        key, sub = jax.random.split(key)
-        obs, state = reset_worlds(sub, num_envs)
-        # World generation leaves some fields weakly typed, which step() returns strongly typed: make
-        # them strong here, or the second step() would compile the whole step again.
-        state = jax.tree.map(lambda x: jnp.asarray(x, dtype=x.dtype), state)
-        return key, state, obs
-
-    def step(key, state, actions):
-        key, k_step, k_reset = jax.random.split(key, 3)
-        keys = jax.random.split(k_step, num_envs)
-        obs, state, reward, done, _ = jax.vmap(env.step_env, in_axes=(0, 0, 0, None))(
-            keys, state, actions, params
-        )
-        obs = observe(obs)
-        timeout = state.timestep >= params.max_timesteps
-        truncated = done & timeout & (state.player_health > 0)
-        achieved = state.achievements
-
-        def restart(carry):  # done rows take fresh worlds, the i-th done row the (i mod resets)-th world
-            state, obs = carry
-            new_obs, new_state = reset_worlds(k_reset, resets)
-            pick = jnp.where(done, (jnp.cumsum(done) - 1) % resets, 0)
-
-            def where(new, old):
-                return jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new[pick], old)
-
-            return jax.tree.map(where, new_state, state), where(new_obs, obs)
-
-        state, obs = jax.lax.cond(done.any(), restart, lambda carry: carry, (state, obs))
-        return key, state, obs, reward, done & ~truncated, truncated, achieved
-
-    space = env.observation_space(params)
-    names = [a.name.lower() for a in Achievement]
-    return jax.jit(reset), jax.jit(step), tuple(space.shape), int(env.num_actions), names
+    _jax()
+    return craftax_jax.program(name, num_envs, resets)
 
 
 class _Local:
@@ -194,7 +137,7 @@ class Craftax(PufferEnv):
     def __init__(
         self,
         name: str,
-        num_envs: int = 1,
+        num_envs: int = DEFAULT_NUM_ENVS,
         buf: Any = None,
         seed: int = 0,
         resets: int | None = None,
@@ -204,7 +147,7 @@ class Craftax(PufferEnv):
             raise ValueError(f"Unknown Craftax id {name!r}; one of {', '.join(ENVS)}")
         if int(num_envs) < 1:
             raise APIUsageError(f"craftax/{name}: num_envs must be >= 1, got {num_envs}")
-        resets = -(-int(num_envs) // 16) if resets is None else int(resets)
+        resets = default_resets(num_envs) if resets is None else int(resets)
         if not 1 <= resets <= num_envs:
             raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
         if process not in ("auto", "local", "child"):
@@ -297,11 +240,11 @@ def _binding(name: str) -> Binding:
     )
 
 
-# The registered set (exercised by the integration matrix): Classic with symbolic observations. Its
-# batched step compiles in under a minute on CPU; the pixel renderers take minutes (and their
-# executables load slowly even from the persistent cache), which the matrix budget cannot carry.
-# The other three ids are made the same way on demand (tests/unit/test_env_craftax.py covers pixels).
-REGISTERED = ("Craftax-Classic-Symbolic-v1",)
+# The registered set (craftax_jax.REGISTERED, exercised by the integration matrix, its programs compiled
+# into the image at build time): Classic with symbolic observations. The pixel renderers compile for
+# minutes (and their executables load slowly even from the persistent cache), which the matrix budget
+# cannot carry. The other three ids are made the same way on demand (tests/unit/test_env_craftax.py
+# covers pixels).
 for _name in REGISTERED:
     register(_binding(_name))
 register_catalog("craftax", tuple(ENVS), _binding)

@@ -110,7 +110,9 @@ def make_env(name: str = "reward", buf: Any = None, seed: int = 0, **kwargs: Any
     kwargs: size=64, length=10000, and crafter.Env's area and view."""
     if name not in ENVS:
         raise ValueError(f"Unknown Crafter env {name!r}; one of {', '.join(ENVS)}")
-    return GymnasiumPufferEnv(env=Crafter(reward=ENVS[name], **kwargs), buf=buf, seed=seed)
+    env = GymnasiumPufferEnv(env=Crafter(reward=ENVS[name], **kwargs), buf=buf, seed=seed)
+    env.render_backend = "Crafter's own drawing (numpy and Pillow, on the CPU)"
+    return env
 
 
 def env_creator(name: str):
@@ -126,6 +128,7 @@ def _binding(name: str) -> Binding:
         policy=Policy,
         requires=("crafter",),
         smoke=SmokeSpec(steps=64, seconds=180.0),
+        pixels=(64, 64, 3),
         description="Crafter 64x64x3 image, 17 actions, achievements in infos"
         + ("" if ENVS[name] else "; reward 0 (unsupervised)"),
     )

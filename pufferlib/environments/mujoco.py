@@ -69,7 +69,7 @@ def _binding(name: str) -> Binding:
         extra="mujoco",
         policy=Policy,
         requires=("mujoco",),
-        # learn: InvertedPendulum solves in ~120k steps (~15 s on 2 cores): the matrix's continuous-control cell
+        # learn: InvertedPendulum solves in ~120k steps (~15 s on 2 cores), the continuous-control cell
         smoke=SmokeSpec(steps=256, seconds=120.0, learn=name == "InvertedPendulum-v5"),
         solved=gymnasium.spec(name).reward_threshold,
         description=f"gymnasium MuJoCo {name}: {obs} floats, {act} continuous actions",

@@ -65,6 +65,8 @@ class Procgen(PufferEnv):
     Other keyword arguments go to ProcgenGym3Env (e.g. use_backgrounds=False, paint_vel_info=True).
     """
 
+    render_backend = "procgen's own software rasterizer (Qt, no GPU, no display)"
+
     def __init__(
         self,
         name: str,
@@ -177,6 +179,7 @@ for _game in GAMES:
             policy=Policy,
             requires=("procgen", "gym3"),
             smoke=SmokeSpec(steps=512, seconds=60.0),
+            pixels=(64, 64, 3),
             description=f"Procgen {_game} (gym3, native multi-env; easy mode, unlimited levels)",
         )
     )

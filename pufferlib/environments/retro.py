@@ -180,7 +180,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
             f"retro/{name}: its ROM is not imported (stable-retro ships ROMs only for {', '.join(SHIPPED)}). "
             f"Import your copy of the game: {IMPORT_HINT} (ROMDIR: a folder with the ROM file)"
         )
-    return GymnasiumPufferEnv(env=Retro(name, **kwargs), buf=buf, seed=seed)
+    env = GymnasiumPufferEnv(env=Retro(name, **kwargs), buf=buf, seed=seed)
+    env.render_backend = "the game's emulator core (stable-retro, libretro, in software)"
+    return env
 
 
 def env_creator(name: str):
@@ -218,6 +220,7 @@ def _binding(game: str) -> Binding:
         policy=Policy,
         requires=("stable_retro",),
         smoke=SmokeSpec(steps=128, seconds=120.0),
+        pixels=(112, 160, 3) if game.endswith("-Genesis-v0") else (),  # Genesis 224x320, every 2nd pixel
         description=f"stable-retro {game} (every 2nd pixel, discrete button combinations, frame skip 4)"
         + ("" if game in SHIPPED else f"; needs its ROM: {IMPORT_HINT}"),
     )

@@ -158,7 +158,9 @@ class Doom(gymnasium.Env):
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
     """A ViZDoom scenario; kwargs: frame_skip=4, grey=True, resolution="160x120", downsample=2."""
-    return GymnasiumPufferEnv(env=Doom(name, **kwargs), buf=buf, seed=seed)
+    env = GymnasiumPufferEnv(env=Doom(name, **kwargs), buf=buf, seed=seed)
+    env.render_backend = "ViZDoom's software renderer, off-screen"
+    return env
 
 
 def env_creator(name: str):
@@ -178,6 +180,7 @@ def _binding(scenario: str) -> Binding:
         policy=Policy,
         requires=("vizdoom",),
         smoke=SmokeSpec(steps=256, seconds=120.0),
+        pixels=(60, 80, 1),  # the `screen` field: grey 160x120, every 2nd pixel
         description=f"ViZDoom {scenario} (grey 60x80 screen + game variables, frame skip 4, headless)",
     )
 

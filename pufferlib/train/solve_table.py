@@ -6,7 +6,8 @@
     python -m pufferlib.train.solve_table --chart docs/solve_table.svg   # the chart (default solve_table.png)
 
 Each run uses the env's default config (pufferlib/train/config/) with a time budget (--max-seconds,
-60 by default; the long rows have their own, LONG below) and stops when solved. Seconds are
+60 by default; the long rows have their own, LONG below) and stops when solved (a row of TARGETS is
+judged on its own score). Seconds are
 wall-clock from the start of train() (env construction included; torch's one-time lazy imports
 are paid before the first run) to the update that reached the solved score; SPS is agent steps
 per second over the same time. "Score" is what `solved` compares: the mean return of the last
@@ -24,6 +25,8 @@ import statistics
 import sys
 import time
 from typing import Any
+
+from pufferlib.provenance import cpu_model
 
 QUICK = (
     "ocean/bandit",
@@ -47,6 +50,11 @@ LONG = {
     "box2d/LunarLanderContinuous-v3": 3600.0,
     "mujoco/HalfCheetah-v5": 5400.0,
 }
+# Rows judged on another score than the binding's own: HalfCheetah has no reward_threshold an MLP PPO
+# reaches (gymnasium's 4800), so its row asks what textbook PPO does, a mean return of 1,500 within 1M steps.
+TARGETS = {
+    "mujoco/HalfCheetah-v5": ["--train.solve-score", "1500", "--train.total-timesteps", "1000000"],
+}
 DEFAULT_ENVS = (*QUICK, *LONG)
 
 
@@ -54,12 +62,7 @@ def machine() -> str:
     import numpy
     import torch
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    cpu = cpu_model()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (
         f"{cpu}, {os.cpu_count()} logical CPUs, load average {load}; Python {platform.python_version()}, "
@@ -75,7 +78,14 @@ def run(envs: list[str], seeds: list[int], max_seconds: float, extra: list[str])
         runs = []
         budget = LONG.get(env, max_seconds)
         for seed in seeds:
-            overrides = ["--train.seed", str(seed), "--train.max-seconds", str(budget), *extra]
+            overrides = [
+                "--train.seed",
+                str(seed),
+                "--train.max-seconds",
+                str(budget),
+                *TARGETS.get(env, []),
+                *extra,
+            ]
             summary = train(env, overrides)
             runs.append(summary)
             print(

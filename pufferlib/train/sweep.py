@@ -185,6 +185,28 @@ def trial(params: dict[str, Any], spec: dict[str, Any], folder: str) -> None:
     tune.report(final)  # Tune adds the hostname and node_ip of the node that ran the trial
 
 
+def _start_ray(ray, address: str | None, quiet: bool, attempts: int = 2) -> None:
+    """ray.init, tried again once when the local node does not come up: Ray gives its raylet a fixed
+    30 s to register, which a box busy with other work can miss. A cluster (`address`) is not retried."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(
+                address=address, include_dashboard=False, log_to_driver=not quiet, logging_level="WARNING"
+            )
+            return
+        except Exception as e:  # Ray raises a bare Exception for this
+            if address is not None or "timed out during startup" not in str(e):
+                raise
+            ray.shutdown()  # the half-started node's processes
+            if attempt == attempts:
+                raise ConfigError(
+                    f"Ray's local node did not start ({attempts} tries, 30 s each): the machine is too "
+                    "busy; retry when it is quieter, or start Ray yourself (`ray start --head`) and pass "
+                    "--address auto"
+                ) from None
+            print("puffer sweep: Ray's local node did not start in 30 s; trying once more", file=sys.stderr)
+
+
 def trial_dirname(trial_obj) -> str:
     """Tune's folder for a trial, which is the trial's run dir too (see `trial`)."""
     return f"trial-{trial_obj.trial_id}"
@@ -219,7 +241,7 @@ def run(
     optuna.logging.set_verbosity(optuna.logging.WARNING if quiet else optuna.logging.INFO)
     trainable = tune.with_parameters(trial, spec=asdict(spec), folder=str(folder))
     trainable = tune.with_resources(trainable, {"cpu": spec.cpus_per_trial})
-    ray.init(address=address, include_dashboard=False, log_to_driver=not quiet, logging_level="WARNING")
+    _start_ray(ray, address, quiet)
     stopped: list[str] = []
     try:
         with _stop_signals_as_sigint(stopped):

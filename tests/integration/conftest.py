@@ -206,6 +206,21 @@ def lib_container(docker_client: docker.DockerClient, lib_image: str) -> Iterato
 
 
 @pytest.fixture
+def network(docker_client: docker.DockerClient) -> Iterator[str]:
+    """A bridge network made for the test (its containers reach each other by name), removed after it
+    with any container still on it."""
+    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
+    net = docker_client.networks.create(name, driver="bridge", labels={"puffertank.test": "1"})
+    try:
+        yield name
+    finally:
+        net.reload()
+        for container in net.containers:  # the tracked containers are removed first; this is a backstop
+            container.remove(force=True)
+        net.remove()
+
+
+@pytest.fixture
 def source_copy(tmp_path: Path) -> Path:
     """Exactly what the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, README.md."""
     copy = tmp_path / "src"

@@ -40,7 +40,8 @@ def test_requested_gpus_that_are_absent_fail_the_gpu_cell(docker_client, lib_ima
     assert "CPU-only build" in detail  # the cpu image's torch: the CUDA situation
     assert "NVIDIA driver" in detail  # "NVIDIA driver: ..." or "no NVIDIA driver loaded ..."
     assert f"FAIL ocean/squared gpu: {detail.splitlines()[0]}" in res.stdout
-    others = {check: row["status"] for check, row in cells.items() if check not in ("gpu", "learn")}
+    assert cells["render"]["status"] == "skip" and "no pixel observations" in cells["render"]["detail"]
+    others = {check: row["status"] for check, row in cells.items() if check not in ("gpu", "learn", "render")}
     assert set(others.values()) == {"pass"}, others
 
 

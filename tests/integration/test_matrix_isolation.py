@@ -51,7 +51,8 @@ def test_hanging_binding_times_out(broken_run):
 def test_other_bindings_go_on(broken_run):
     _, report = broken_run
     cells = rows(report, "ocean/bandit")
-    assert {c.status for name, c in cells.items() if name not in ("gpu",)} == {"pass"}
+    assert cells["render"].status == "skip" and "no pixel observations" in cells["render"].detail
+    assert {c.status for name, c in cells.items() if name not in ("gpu", "render")} == {"pass"}
 
 
 def test_no_container_left(broken_run, docker_client):

@@ -14,7 +14,7 @@ PLUGIN = Path(__file__).parent / "plugins" / "render_frames.py"
 def render_cells(docker_client, lib_image):
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2, plugins=[PLUGIN])
-    listed = registered_bindings(host, lib_image, plan.run_id, plan.plugins)
+    listed = registered_bindings(host, plan)
     plan.bindings = select(listed, ["test/*frame*", "dm_control/cartpole-swingup-pixels"])
     report = run_matrix(plan)
     return {row.env: row for row in report.rows if row.check == "render"}
@@ -25,6 +25,12 @@ def test_blank_and_misshapen_frames_fail(render_cells):
     assert "one flat value" in render_cells["test/blank-frames"].detail
     assert render_cells["test/wrong-frame"].status == "fail"
     assert render_cells["test/frames"].status == "pass"
+
+
+def test_frames_in_a_dict_observation_are_found(render_cells):
+    cell = render_cells["test/dict-frames"]  # a frame field beside a number, as ViZDoom's screen
+    assert cell.status == "pass", cell.detail
+    assert "the `screen` field" in cell.detail
 
 
 def test_dm_control_pixels_render_headless_and_say_how(render_cells):

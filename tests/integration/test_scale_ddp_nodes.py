@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,19 +15,6 @@ pytestmark = pytest.mark.docker
 
 TRAIN = ["puffer", "train", "ocean/squared", "--json", "--nproc-per-node", "1", "--nnodes", "2"]
 FOREVER = ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
-
-
-@pytest.fixture
-def network(docker_client) -> Iterator[str]:
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    net = docker_client.networks.create(name, driver="bridge", labels={"puffertank.test": "1"})
-    try:
-        yield name
-    finally:
-        net.reload()
-        for container in net.containers:  # the tracked containers are removed first; this is a backstop
-            container.remove(force=True)
-        net.remove()
 
 
 def start_nodes(lib_container, network: str, extra: list[str]) -> list:

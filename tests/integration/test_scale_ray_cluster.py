@@ -25,19 +25,6 @@ RAY_NODE = ["--num-cpus", "1", "--object-store-memory", "100000000", "--disable-
 
 
 @pytest.fixture
-def network(docker_client) -> Iterator[str]:
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    net = docker_client.networks.create(name, driver="bridge", labels={"puffertank.test": "1"})
-    try:
-        yield name
-    finally:
-        net.reload()
-        for container in net.containers:  # the tracked containers are removed first; this is a backstop
-            container.remove(force=True)
-        net.remove()
-
-
-@pytest.fixture
 def token_dir(tmp_path: Path) -> Iterator[Path]:
     """The cluster's token as a file both nodes mount (never in argv, env or logs); removed after."""
     folder = tmp_path / "secrets"

@@ -1,5 +1,6 @@
 """Butterfly bindings: multi-agent emulation, KAZ deaths padded with masks, aliases, downsampling, seeds."""
 
+import itertools
 import os
 
 import numpy as np
@@ -96,3 +97,18 @@ def test_same_seed_same_episode(name):
     other = trace(make(), steps, seed=2)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other)
+
+
+def test_cooperative_pong_observations_show_the_game():
+    """Upstream draws pong's screen only in render(): without our draw, every observation was black."""
+    env = environments.make("butterfly/cooperative_pong_v6", seed=0)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    frames = [obs.copy()]
+    for _ in range(3):
+        env.step(random_actions(env, rng))
+        frames.append(env.observations.copy())
+    env.close()
+    for frame in frames:
+        assert frame.max() == 255 and (frame > 0).mean() < 0.5, "the paddles and ball are drawn on black"
+    assert any((a != b).any() for a, b in itertools.pairwise(frames)), "the frames follow the game"

@@ -15,12 +15,13 @@ PLUGINS = Path(__file__).parents[1] / "integration" / "plugins"
 
 @pytest.fixture(scope="module")
 def render():
-    def run(name: str) -> dict:
-        env = {
-            **os.environ,
-            "PUFFERLIB_PLUGINS": "render_frames",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])),
-        }
+    def run(name: str, **environment: str) -> dict:
+        env = {k: v for k, v in os.environ.items() if k != "PUFFERTANK_GPU_REQUESTED"}
+        env.update(
+            PUFFERLIB_PLUGINS="render_frames",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")])),
+            **environment,
+        )
         out = subprocess.run(
             [
                 sys.executable,
@@ -62,3 +63,19 @@ def test_frames_of_another_shape_fail(render):
 def test_bindings_without_pixels_skip_with_the_reason(render):
     result = render("ocean/squared")
     assert result["status"] == "skip" and "no pixel observations" in result["detail"]
+
+
+def test_frames_in_a_dict_observation_are_found_by_their_shape(render):
+    result = render("test/dict-frames")
+    assert result["status"] == "pass", result["detail"]
+    assert "the `screen` field" in result["detail"]
+
+
+def test_a_gpu_request_fails_render_where_egl_cannot_reach_an_nvidia_gpu(render):
+    """Where the host asked for GPUs, frames alone are not enough: EGL must render on the NVIDIA driver.
+    Here (no NVIDIA EGL driver, GPU or not) that is red and says what EGL found, never a skip."""
+    result = render("test/frames", PUFFERTANK_GPU_REQUESTED="--gpus all on test")
+    assert result["status"] == "fail", result["detail"]
+    detail = result["detail"]
+    assert "a GPU was requested (--gpus all on test) but EGL does not render on it" in detail, detail
+    assert "NVIDIA_DRIVER_CAPABILITIES=" in detail and "10_nvidia.json" in detail, detail

@@ -9,6 +9,7 @@ import multiprocessing
 
 import pytest
 
+import pufferlib.environments as envs
 from pufferlib.train import evaluate, train
 
 
@@ -58,3 +59,16 @@ def test_async_batches_solve_bandit(backend):
     summary = train("ocean/bandit", overrides)
     assert summary["solved"], summary
     assert multiprocessing.active_children() == []
+
+
+def test_the_solve_tables_halfcheetah_row_is_judged_on_textbook_ppos_score():
+    """HalfCheetah's row asks for 1,500 within 1M steps (TARGETS), not gymnasium's 4,800 (a short run)."""
+    from _strict import skip_or_fail
+
+    from pufferlib.train import solve_table
+
+    if not envs.get("mujoco/HalfCheetah-v5").available():
+        skip_or_fail("mujoco is not installed: pip install 'pufferlib[mujoco]'")
+
+    (row,) = solve_table.run(["mujoco/HalfCheetah-v5"], [1], 30.0, ["--train.total-timesteps", "2048"])
+    assert row["solved_score"] == 1500 and row["steps"] >= 2048 and row["solved"] == 0

@@ -168,3 +168,35 @@ def test_pareto_front_and_best_within():
     assert best_of(rows, "m", "max", within=10)["trial"] == "slow-better"
     assert best_of(rows, "m", "max", within=1.0) is None
     assert [r["trial"] for r in pareto_front(rows, "m", "min")] == ["unsolved"]
+
+
+class _SlowRay:
+    """Stands in for the ray module whose local node misses Ray's fixed 30 s registration window (a
+    busy box) `misses` times; records what was called."""
+
+    def __init__(self, misses: int) -> None:
+        self.misses, self.calls = misses, []
+
+    def init(self, **kwargs) -> None:
+        self.calls.append("init")
+        if len(self.calls) // 2 < self.misses:  # init, shutdown pairs before this one
+            raise Exception("The current node timed out during startup. This could happen because ...")
+
+    def shutdown(self) -> None:
+        self.calls.append("shutdown")
+
+
+def test_a_local_ray_node_that_misses_its_startup_window_is_tried_once_more(capsys):
+    from pufferlib.train.config import ConfigError
+    from pufferlib.train.sweep import _start_ray
+
+    once = _SlowRay(misses=1)
+    _start_ray(once, None, quiet=True)
+    assert once.calls == ["init", "shutdown", "init"] and "trying once more" in capsys.readouterr().err
+    never = _SlowRay(misses=5)
+    with pytest.raises(ConfigError, match=r"did not start \(2 tries.*--address auto"):
+        _start_ray(never, None, quiet=True)
+    assert never.calls == ["init", "shutdown", "init", "shutdown"]
+    cluster = _SlowRay(misses=1)  # a cluster's address: its error is the cluster's, not retried
+    with pytest.raises(Exception, match="timed out during startup"):
+        _start_ray(cluster, "auto", quiet=True)

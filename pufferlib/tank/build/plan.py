@@ -60,7 +60,9 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/constraints/cuda.txt",
             "docker/install-torch.sh",
             "docker/install-cuda-toolchain.sh",
+            "docker/slim_site.py",
             "docker/check_base.py",
+            "docker/login-env.sh",
         ),
         cuda_only=("docker/constraints/cuda.txt", "docker/install-cuda-toolchain.sh"),
     ),
@@ -71,7 +73,11 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/constraints/base.txt",
             "docker/constraints/envs.txt",
             "docker/install-envs.sh",
+            "docker/slim_site.py",
             "docker/check_envs.py",
+            "docker/login-env.sh",
+            # The Craftax program the stage compiles into the image's JAX cache (self-contained).
+            "pufferlib/environments/craftax_jax.py",
         ),
     ),
     "lib": Stage(

@@ -3,6 +3,8 @@
 test/frames:       random 16x16x3 frames, as declared: render passes and names its renderer.
 test/blank-frames: frames of one flat value (a renderer that draws nothing): render fails.
 test/wrong-frame:  declares 16x16x3 frames but observes 16x16x1: render fails.
+test/dict-frames:  a Dict observation (frame + a number, as ViZDoom's screen and game variables): render
+                   finds the frame field and passes.
 """
 
 import gymnasium
@@ -17,15 +19,23 @@ FRAME = (16, 16, 3)
 class Frames(gymnasium.Env):
     action_space = gymnasium.spaces.Discrete(2)
 
-    def __init__(self, shape=FRAME, blank=False):
-        self.observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
+    def __init__(self, shape=FRAME, blank=False, dict_obs=False):
+        self.frame_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
+        self.observation_space = self.frame_space
+        if dict_obs:
+            health = gymnasium.spaces.Box(0, 100, (1,), np.float32)
+            self.observation_space = gymnasium.spaces.Dict({"screen": self.frame_space, "health": health})
         self.blank = blank
         self.rng = np.random.default_rng(0)
 
     def frame(self):
         if self.blank:
-            return np.full(self.observation_space.shape, 7, np.uint8)
-        return self.rng.integers(0, 256, self.observation_space.shape, dtype=np.uint8)
+            frame = np.full(self.frame_space.shape, 7, np.uint8)
+        else:
+            frame = self.rng.integers(0, 256, self.frame_space.shape, dtype=np.uint8)
+        if isinstance(self.observation_space, gymnasium.spaces.Dict):
+            return {"screen": frame, "health": np.array([50.0], np.float32)}
+        return frame
 
     def reset(self, seed=None, options=None):
         self.rng = np.random.default_rng(seed)
@@ -35,8 +45,8 @@ class Frames(gymnasium.Env):
         return self.frame(), 0.0, False, False, {}
 
 
-def make(buf=None, seed=0, shape=FRAME, blank=False):
-    env = GymnasiumPufferEnv(env=Frames(shape, blank), buf=buf, seed=seed)
+def make(buf=None, seed=0, shape=FRAME, blank=False, dict_obs=False):
+    env = GymnasiumPufferEnv(env=Frames(shape, blank, dict_obs), buf=buf, seed=seed)
     env.render_backend = "numpy random frames"
     return env
 
@@ -50,3 +60,4 @@ def _binding(name, **kwargs):
 register(_binding("test/frames"))
 register(_binding("test/blank-frames", blank=True))
 register(_binding("test/wrong-frame", shape=(16, 16, 1)))
+register(_binding("test/dict-frames", dict_obs=True))

@@ -1,0 +1,46 @@
+"""docker/slim_site.py removes only what the stage just installed and nothing reads: test suites, the dead
+files it names (found inside a venv's site-packages too), and makes duplicates one file. Older files stay."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SLIM = Path(__file__).parents[2] / "docker" / "slim_site.py"
+
+
+def test_a_venv_loses_only_this_stages_dead_weight(tmp_path):
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    old = site / "base_pkg" / "tests" / "test_old.py"  # the base stage's: before the marker
+    old.parent.mkdir(parents=True)
+    old.write_text("x = 1\n")
+    past = time.time() - 3600
+    os.utime(old, (past, past))
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    os.utime(marker, (past + 60, past + 60))
+    new = {
+        "pkg/tests/test_new.py": b"y = 2\n",
+        "open_spiel/games/chess.cc": b"int main() {}\n",
+        "ray/jars/ray_dist.jar": b"PK",
+        "pkg/keep.py": b"z = 3\n",
+        "pkg/data/a.bin": b"\0" * 20000,
+        "other/data/b.bin": b"\0" * 20000,
+    }
+    for name, body in new.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_bytes(body)
+    out = subprocess.run(
+        [sys.executable, str(SLIM), "--newer", str(marker), str(venv)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert old.exists(), "a file of an earlier stage was touched"
+    for gone in ("pkg/tests", "open_spiel/games/chess.cc", "ray/jars/ray_dist.jar"):
+        assert not (site / gone).exists(), f"{gone} was kept\n{out.stdout}"
+    assert (site / "pkg/keep.py").read_bytes() == b"z = 3\n"
+    assert os.path.samefile(site / "pkg/data/a.bin", site / "other/data/b.bin"), "duplicates not linked"
