@@ -1,7 +1,8 @@
 """The envs `puffer bench` times: the same env for every peer, made picklable for worker processes.
 
 The Performance env (`pufferlib.ocean.Performance`) at 0, 10, 100 and 1000 us mean CPU work per
-step, with std 0 and 50 % of the mean; MiniGrid DoorKey-8x8; NetHackScore. Our peers step the
+step, with std 0 and 50 % of the mean, and at 0 us with a 64-float observation (issue 18's cheap
+env: the per-step cost of copying a real observation); MiniGrid DoorKey-8x8; NetHackScore. Our peers step the
 registry bindings; gymnasium's vector envs step the raw gymnasium env with the observation our
 binding makes (so both see the same observations); PufferLib 2.0.2 steps the Performance env only
 (its pins clash with nle and with our gymnasium).
@@ -14,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 
-def _raw_performance(delay_mean: float, delay_std: float):
+def _raw_performance(**kwargs):
     from pufferlib.ocean import Performance
 
-    return Performance(delay_mean=delay_mean, delay_std=delay_std)
+    return Performance(**kwargs)
 
 
 def _raw_minigrid(name: str):
@@ -74,6 +75,10 @@ def workloads() -> list[Workload]:
             raw = functools.partial(_raw_performance, **kw)
             ours = functools.partial(_perf_binding, **kw)
             out.append(Workload(name, desc, steps, raw, "ocean/performance", performance=kw, ours=ours))
+    kw = {"delay_mean": 0.0, "delay_std": 0.0, "bandwidth": 64}
+    raw, ours = functools.partial(_raw_performance, **kw), functools.partial(_perf_binding, **kw)
+    desc = "Performance 0 us, 64 floats"
+    out.insert(1, Workload("perf-0-obs64", desc, 20_000, raw, "ocean/performance", performance=kw, ours=ours))
     out.append(
         Workload(
             "minigrid",

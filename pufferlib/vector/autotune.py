@@ -56,7 +56,8 @@ def autotune(
         )
     cores = physical_cores()
     say(f"Profiled one env for ~{time_per_test:g} s on {cores} physical cores:")
-    say(f"    steps/s: {profile['sps']:,.0f} agent steps ({profile['agents']} agents per env)")
+    agents = f"{profile['agents']} agent{'s' if profile['agents'] != 1 else ''} per env"
+    say(f"    steps/s: {profile['sps']:,.0f} agent steps ({agents})")
     say(f"    step time spread: {profile['std_percent']:.1f}% (std / mean)")
     say(f"    resets: {profile['reset_percent']:.1f}% of the time")
     say(

@@ -18,6 +18,7 @@ def test_end_to_end_on_a_real_env(capsys):
     config = pufferlib.vector.autotune(squared, batch_size=2, time_per_test=0.05, model_forward_s=0.0001)
     out = capsys.readouterr().out
     assert "Profiled one env" in out and "steps/s" in out and out.count("agent steps/s") >= 3
+    assert "(1 agent per env)" in out
     assert f"Fastest: backend={config['backend']}" in out
     assert config["backend"] in ("serial", "multiprocessing") and config["batch_size"] == 2
     with pufferlib.vector.make(squared, **config) as vecenv:  # what it returns, make accepts as is
