@@ -88,7 +88,8 @@ class Default(nn.Module):
 
     `separate_critic`: the value gets an MLP of its own, as in CleanRL's agent, instead of reading
     the actor's. A shared trunk learns far slower at CleanRL's learning rate of 2.5e-4 (CartPole:
-    mean return ~40 against ~220 after 60k steps, docs/training.md); classic_control sets it. With
+    mean return ~40 against ~220 after 60k steps, docs/training.md): set it (`--policy.separate-critic
+    true`) when you bring CleanRL's settings; the tuned classic_control config keeps the shared trunk. With
     an LSTM (rnn.enabled) the value reads the LSTM's output and the critic MLP is not used.
     `activation`: "gelu", "tanh" (CleanRL's) or "relu".
     """
