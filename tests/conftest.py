@@ -1,1 +1,14 @@
 """Shared by every test folder. Its presence puts tests/ on sys.path, so tests import `_strict`."""
+
+import signal
+
+
+def pytest_configure(config) -> None:
+    """A shell without job control starts background commands (`bash .ci/run &`, a CI runner's
+    script) with SIGINT and SIGQUIT ignored, and an ignored signal stays ignored across exec: the
+    `puffer train` and vector processes the tests Ctrl-C would never see it. Give this process
+    Python's own Ctrl-C handler back, so that the children start with the default disposition."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
