@@ -28,6 +28,9 @@ fi
 # (a later layer could only hide them). protoc, torch_shm_manager and the rest of torch/bin stay.
 torch_dir=$(python -c 'import importlib.util; print(importlib.util.find_spec("torch").submodule_search_locations[0])')
 rm -rf "$torch_dir/test" "$torch_dir"/bin/test_* "$torch_dir"/bin/*StoreTest
+# The cpu variant has no C++ compiler, so torch's C++ headers (62 MB) serve nothing there: torch.compile and
+# cpp_extension need both (train.compile says so: pufferlib/train/setup.py). The cuda variant keeps them.
+if [ "$VARIANT" = cpu ]; then rm -rf "$torch_dir/include"; fi
 
 # The rest of the shrink, as the envs stage does it (docker/slim_site.py: packages' test suites, sympy's and
 # networkx's ~50 MB; hard-linked duplicates) and, in the cpu variant, torch's symbol tables (strip

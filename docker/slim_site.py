@@ -6,7 +6,8 @@ Every byte removed here is a byte no layer carries; deleting in a later layer wo
 
 - test suites that packages ship inside themselves (`<package>/.../tests/`: pandas, scipy, numpy, ...);
 - C/C++ sources beside their compiled modules (open_spiel ships its whole C++ tree; fontTools' Cython .c);
-- Ray's Java worker jar (no JVM in the image) and its dashboard's JavaScript source maps;
+- Ray's Java worker jar (no JVM in the image) and its dashboard's JavaScript source maps; Arrow Flight and
+  Arrow's C++ headers; stable-retro's arcade core (FinalBurn Neo: its one game then says what it lacks);
 - symbol tables of ELF files (`strip --strip-unneeded`, with binutils from a throwaway build stage),
   executables included. Each stripped file's LOAD segments are compared with the original's; if strip
   moved one or broke page alignment (it does on some files patchelf edited) the original is put back.
@@ -40,6 +41,9 @@ DEAD_FILES = (
     ("fontTools/**/*.c", "fontTools' Cython output beside the compiled modules"),
     ("ray/jars/*.jar", "Ray's Java workers (no JVM in the image)"),
     ("ray/dashboard/client/build/**/*.map", "source maps of the dashboard's minified JavaScript"),
+    ("pyarrow/*flight*", "Arrow Flight, an RPC server and client (Ray Tune reads Arrow, never serves it)"),
+    ("pyarrow/include/**/*", "Arrow's C++ headers (nothing here compiles against Arrow)"),
+    ("stable_retro/cores/fbneo_libretro.so", "FinalBurn Neo, the arcade core: 74 MB for 1 of 1,008 games"),
 )
 ELF_MAGIC = b"\x7fELF"
 DEDUPE_MIN_BYTES = 16 << 10

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ from pufferlib.environments.registry import Binding, SmokeSpec, register, regist
 
 Policy = "pufferlib.models:Convolutional"
 IMPORT_HINT = "python -m retro.import ROMDIR"
+# The arcade core the image leaves out comes back with the wheel it came in (docker/slim_site.py).
+CORE_HINT = "pip install --force-reinstall --no-deps stable-retro (in a derived image or a venv you own)"
 SHIPPED = ("Airstriker-Genesis-v0",)  # the games whose ROM stable-retro 1.0.1 ships
 START_TIMEOUT = 120.0  # seconds for the child to start its emulator (imports, core load)
 
@@ -68,6 +71,24 @@ def has_rom(game: str) -> bool:
     if folder is None or not folder.is_dir():
         return False
     return any(p.name.startswith("rom.") and p.name != "rom.sha" for p in folder.iterdir())
+
+
+def core_missing(game: str) -> str | None:
+    """The libretro core a game needs, when it is absent (the image leaves out FinalBurn Neo, the arcade
+    core: 74 MB for one game; docs/images.md). The game's system is its metadata's, else its id's suffix."""
+    root = _data_dir()
+    if root is None:
+        return None
+    meta = root / game / "metadata.json"
+    system = json.loads(meta.read_text()).get("system") if meta.is_file() else None
+    system = system or game.removesuffix("-v0").rsplit("-", 1)[-1]
+    cores = root.parent.parent / "cores"
+    for info in cores.glob("*.json"):
+        core = json.loads(info.read_text()).get(system)
+        if core:
+            lib = cores / f"{core['lib']}_libretro.so"
+            return None if lib.is_file() else f"its emulator core ({lib.name}, left out of this image)"
+    return f"an emulator core for {system} (stable-retro has none)"
 
 
 # ---------------------------------------------------------------------------------------------- child
@@ -175,6 +196,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
         raise ValueError(
             f"Unknown stable-retro game {name!r} (e.g. 'Airstriker-Genesis-v0'); `puffer envs --all`"
         )
+    core = core_missing(name)
+    if core:
+        raise EnvironmentSetupError(f"retro/{name} needs {core}: {CORE_HINT}")
     if not has_rom(name):
         raise EnvironmentSetupError(
             f"retro/{name}: its ROM is not imported (stable-retro ships ROMs only for {', '.join(SHIPPED)}). "
@@ -191,10 +215,14 @@ def env_creator(name: str):
 
 @dataclasses.dataclass(frozen=True)
 class RetroBinding(Binding):
-    """A retro game also needs its ROM: `puffer envs` shows a missing one with the import command."""
+    """A retro game also needs its emulator core and its ROM: `puffer envs` shows what is missing and the
+    command that brings it."""
 
     def missing(self) -> list[str]:
         missing = super().missing()
+        if not missing:
+            core = core_missing(self.kwargs["name"])
+            missing += [core] if core else []
         if not missing and not has_rom(self.kwargs["name"]):
             missing.append("its ROM")
         return missing
@@ -206,6 +234,8 @@ class RetroBinding(Binding):
 
     @property
     def install_hint(self) -> str:
+        if not super().missing() and core_missing(self.kwargs["name"]):
+            return CORE_HINT
         if not super().missing() and not has_rom(self.kwargs["name"]):
             return IMPORT_HINT
         return super().install_hint

@@ -48,6 +48,7 @@ from pufferlib.train import checkpoint, distributed, normalize, rundir, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
 from pufferlib.train.setup import (
+    check_compile,
     check_config,
     make_policy,
     make_vecenv,
@@ -560,6 +561,8 @@ def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, A
         torch.manual_seed(tc["seed"])
         np.random.seed(tc["seed"])
         device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
+        if tc["compile"]:
+            check_compile(device)
         vecenv = make_vecenv(binding, cfg)
         judge = None
         try:

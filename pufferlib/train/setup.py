@@ -8,7 +8,10 @@ up (observation normalisation, a distributed device per rank) belong here, not i
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -98,6 +101,24 @@ def resolve_device(requested: str, local_rank: int | None = None) -> str:
             "run at most that many ranks per node (--nproc-per-node gpu), or --train.device cpu"
         )
     return f"cuda:{local_rank}"
+
+
+def check_compile(device: str) -> None:
+    """train.compile on the CPU: torch.compile's code generator (inductor) writes C++ and builds it at run
+    time, with a C++ compiler and torch's headers. The cpu image ships neither (docs/images.md), so say
+    so before training starts rather than in a traceback at the first forward pass."""
+    if not device.startswith("cpu"):
+        return
+    lacking = []
+    if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")):
+        lacking.append("a C++ compiler (g++, c++ or clang++ on PATH, or CXX)")
+    if not (Path(torch.__file__).parent / "include" / "ATen").is_dir():
+        lacking.append("torch's C++ headers (torch/include)")
+    if lacking:
+        raise ConfigError(
+            "train.compile on the CPU needs " + " and ".join(lacking) + ", which this environment lacks "
+            "(the cpu image ships neither): train without --train.compile, or on a GPU (the cuda image)"
+        )
 
 
 def check_config(cfg: Config) -> None:

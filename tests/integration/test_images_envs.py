@@ -41,6 +41,8 @@ PACKAGES = {
     "optuna": "optuna",
     "matplotlib": "matplotlib.pyplot",
     "tomli-w": "tomli_w",
+    "Ray Tune (puffer sweep; pyarrow without Flight)": "ray.tune",
+    "pyarrow's filesystems and Parquet (Ray Tune's storage)": "pyarrow.parquet",
 }
 
 SCRIPT = """

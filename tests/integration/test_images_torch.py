@@ -1,4 +1,5 @@
-"""The cpu variant's torch: the pinned version, CPU build, and shared memory sized for its multiprocessing."""
+"""The cpu variant's torch: the pinned version, CPU build, shared memory sized for its multiprocessing, and
+no C++ toolchain (so no torch headers): --train.compile says so."""
 
 from __future__ import annotations
 
@@ -67,3 +68,14 @@ def test_dockers_default_shm_is_too_small_for_that(docker_client, lib_image):
     result = run_captured(docker_client, spec)
     assert result.exit_code != 0, result.stdout
     assert "No space left on device" in result.stderr, result.stderr
+
+
+def test_compile_in_the_cpu_image_names_the_missing_compiler(lib_container):
+    """The cpu image ships neither a C++ compiler nor torch's headers (docker/install-torch.sh): a user who
+    asks for torch.compile gets the reason and the way out, not inductor's traceback."""
+    res = lib_container.run_and_wait(
+        ["puffer", "train", "ocean/bandit", "--train.compile", "true", "--train.run-dir", ""], expect=None
+    )
+    assert res.exit_code != 0, res
+    assert "train.compile on the CPU needs a C++ compiler" in res.stdout + res.stderr, res
+    assert "torch's C++ headers (torch/include)" in res.stdout + res.stderr, res

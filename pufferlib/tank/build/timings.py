@@ -22,8 +22,8 @@ TIMINGS_FILE = "timings.json"
 BUDGETS = {
     "lib_rebuild_s": 10.0,
     "import_s": 2.5,
-    "cpu_lib_above_base_gb": 2.0,
-    "cuda_lib_gb": 7.0,
+    "cpu_lib_above_base_gb": 2.6,  # issue 11: with every environment family of the two waves
+    "cuda_lib_gb": 7.5,
     "cold_cpu_chain_s": 600.0,
 }
 
@@ -126,7 +126,7 @@ def report(client: docker.DockerClient, opts: BuildOptions) -> str:
             rows.append(
                 (
                     "cpu lib image above its Debian base",
-                    f"<= {BUDGETS['cpu_lib_above_base_gb']:.0f} GB",
+                    f"<= {BUDGETS['cpu_lib_above_base_gb']:g} GB",
                     f"{above:.2f} GB ({sizes['lib']:.2f} - {debian:.2f})"
                     if above is not None
                     else "base not found",
@@ -137,7 +137,7 @@ def report(client: docker.DockerClient, opts: BuildOptions) -> str:
             rows.append(
                 (
                     "cuda lib image",
-                    f"<= {BUDGETS['cuda_lib_gb']:.0f} GB",
+                    f"<= {BUDGETS['cuda_lib_gb']:g} GB",
                     f"{sizes['lib']:.2f} GB",
                     status(sizes["lib"], BUDGETS["cuda_lib_gb"]),
                 )
