@@ -44,8 +44,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pufferlib import APIUsageError, EpisodeStats, PufferEnv
+from pufferlib import APIUsageError, PufferEnv
 from pufferlib.environments import _child, craftax_jax
+from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
 
@@ -126,13 +127,15 @@ class _Remote:
         self._child.close()
 
 
-class Craftax(PufferEnv):
+class Craftax(BatchedGames):
     """`num_envs` Craftax games of one id (see the module docstring).
 
     process: "auto" runs JAX in this process, unless this process was forked from one where this
     family already ran JAX (JAX does not survive fork: the child aborts or hangs), in which case the
     games run in a child process of their own; "local" and "child" force one or the other.
     """
+
+    family = "craftax"
 
     def __init__(
         self,
@@ -169,32 +172,13 @@ class Craftax(PufferEnv):
             self.single_observation_space = gymnasium.spaces.Box(0.0, 1.0, shape, np.float32)
         self.single_action_space = gymnasium.spaces.Discrete(actions)
         super().__init__(buf)
-        self._seed = seed
-        self._started = False
-        self._stats = EpisodeStats(self.num_agents)
+        self._setup(seed)
 
     def reset(self, seed: int | None = None):
-        if seed is None and not self._started:
-            seed = self._seed
-        self.observations[:] = self._engine.reset(seed)
-        self.rewards[:] = 0
-        self.terminals[:] = False
-        self.truncations[:] = False
-        self._stats.reset()
-        self._started = True
-        return self.observations, []
+        return self._started_with(self._engine.reset(self._reset_seed(seed)))
 
     def step(self, actions):
-        if not self._started:
-            raise APIUsageError(f"craftax/{self.name}: step() called before reset()")
-        actions = np.asarray(actions).reshape(-1)
-        n = self.single_action_space.n
-        if actions.size != self.num_agents or not ((actions >= 0) & (actions < n)).all():
-            raise APIUsageError(
-                f"craftax/{self.name}: actions must be {self.num_agents} integers in [0, {n}), "
-                f"got {actions!r}"
-            )
-        obs, reward, terminal, truncated, unlocked = self._engine.step(actions.astype(np.int32))
+        obs, reward, terminal, truncated, unlocked = self._engine.step(self._actions(actions))
         self.observations[:] = obs
         self.rewards[:] = reward
         self.terminals[:] = terminal
@@ -207,9 +191,6 @@ class Craftax(PufferEnv):
             },
         )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def render(self):
-        return self.observations[0]
 
     def close(self) -> None:
         if isinstance(self._engine, _Remote):

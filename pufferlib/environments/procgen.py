@@ -20,7 +20,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pufferlib import APIUsageError, EpisodeStats, PufferEnv
+from pufferlib import PufferEnv
+from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, register
 
 Policy = "pufferlib.models:ProcgenResnet"
@@ -54,7 +55,7 @@ def _gym3_class() -> type:
     return ProcgenGym3Env
 
 
-class Procgen(PufferEnv):
+class Procgen(BatchedGames):
     """`num_envs` games of one Procgen title; rows are 64x64x3 uint8 frames, 15 discrete actions.
 
     distribution_mode: "easy" (the usual research setting, and the default here), "hard",
@@ -65,6 +66,7 @@ class Procgen(PufferEnv):
     Other keyword arguments go to ProcgenGym3Env (e.g. use_backgrounds=False, paint_vel_info=True).
     """
 
+    family = "procgen"
     render_backend = "procgen's own software rasterizer (Qt, no GPU, no display)"
 
     def __init__(
@@ -103,11 +105,9 @@ class Procgen(PufferEnv):
             num_threads=num_threads,
             **kwargs,
         )
-        self._seed = seed
+        self._setup(seed)
         self._rng = np.random.default_rng(seed)
-        self._stats = EpisodeStats(self.num_agents)
         self._env = None
-        self._started = False
         self._build()  # fail here, not on the first reset, if an option is wrong
 
     def _build(self) -> None:
@@ -122,30 +122,15 @@ class Procgen(PufferEnv):
             raise ValueError(f"procgen/{self.name}: invalid options {self._options}: {e}") from e
 
     def reset(self, seed: int | None = None):
-        if seed is None and not self._started:
-            seed = self._seed  # so that Procgen(seed=s).reset() == Procgen().reset(seed=s)
+        seed = self._reset_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._build()
         _, obs, _ = self._env.observe()
-        self.observations[:] = obs["rgb"]
-        self.rewards[:] = 0
-        self.terminals[:] = False
-        self.truncations[:] = False
-        self._stats.reset()
-        self._started = True
-        return self.observations, []
+        return self._started_with(obs["rgb"])
 
     def step(self, actions):
-        if not self._started:
-            raise APIUsageError(f"procgen/{self.name}: step() called before reset()")
-        actions = np.asarray(actions)
-        if actions.size != self.num_agents or not ((actions >= 0) & (actions < NUM_ACTIONS)).all():
-            raise APIUsageError(
-                f"procgen/{self.name}: actions must be {self.num_agents} integers in [0, {NUM_ACTIONS}), "
-                f"got {actions!r}"
-            )
-        self._env.act(actions.reshape(self.num_agents).astype(np.int32))
+        self._env.act(self._actions(actions))
         reward, obs, first = self._env.observe()
         self.observations[:] = obs["rgb"]
         self.rewards[:] = reward
@@ -155,9 +140,6 @@ class Procgen(PufferEnv):
             reward, first, lambda i: {"level_complete": float(level[i]["prev_level_complete"])}
         )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def render(self):
-        return self.observations[0]
 
     def close(self) -> None:
         if self._env is not None:

@@ -1,0 +1,53 @@
+"""What the native adapters of batched simulators share: a simulator that steps all its games in one call
+(Procgen's gym3 vector, Craftax's JAX program) becomes one PufferEnv whose rows are the games.
+
+The first reset() without a seed uses the constructor's (so Env(seed=s).reset() == Env().reset(seed=s));
+reset() clears the last step's outputs and the episode statistics; step() before reset(), or actions that
+are not one integer in [0, n) per game, raise an APIUsageError that names the env.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pufferlib import APIUsageError, EpisodeStats, PufferEnv
+
+
+class BatchedGames(PufferEnv):
+    """Subclasses set `family`, `name`, `num_agents` and the single spaces, call PufferEnv.__init__(buf),
+    then `_setup(seed)`; reset() ends in `_started_with(observations)`, step() begins with `_actions(...)`."""
+
+    family = ""
+
+    def _setup(self, seed: int | None) -> None:
+        self._seed = seed
+        self._started = False
+        self._stats = EpisodeStats(self.num_agents)
+
+    def _reset_seed(self, seed: int | None) -> int | None:
+        return self._seed if seed is None and not self._started else seed
+
+    def _started_with(self, observations: np.ndarray):
+        self.observations[:] = observations
+        self.rewards[:] = 0
+        self.terminals[:] = False
+        self.truncations[:] = False
+        self._stats.reset()
+        self._started = True
+        return self.observations, []
+
+    def _actions(self, actions) -> np.ndarray:
+        """The step's actions as int32, one per game, after checking them."""
+        if not self._started:
+            raise APIUsageError(f"{self.family}/{self.name}: step() called before reset()")
+        actions = np.asarray(actions).reshape(-1)
+        n = self.single_action_space.n
+        if actions.size != self.num_agents or not ((actions >= 0) & (actions < n)).all():
+            raise APIUsageError(
+                f"{self.family}/{self.name}: actions must be {self.num_agents} integers in [0, {n}), "
+                f"got {actions!r}"
+            )
+        return actions.astype(np.int32)
+
+    def render(self):
+        return self.observations[0]
