@@ -4,7 +4,8 @@ Observations are NLE's Dict, cut down to the keys the default policy reads: `gly
 glyph ids), `blstats` (the 27 bottom-line stats, hero position first) and `message` (256 bytes of
 the top line). Every key costs copy time on every step (NLE's full set is ~150 kB per step,
 mostly `screen_descriptions`); pass observation_keys=(...) for others (e.g. "chars", "colors",
-"inv_strs"; the policy needs glyphs and blstats).
+"inv_strs"; the policy needs glyphs and blstats). render() returns the map as text (21 lines of
+79 characters, NLE's "ansi" mode), whatever the keys.
 
 Seeding: NLE ignores gymnasium's reset(seed=...); its two NetHack RNGs are set through
 env.seed(core, disp, reseed=False). `NLESeeding` does that on every reset, drawing the seeds from
@@ -78,9 +79,13 @@ def make_nle(
 ) -> PufferEnv:
     """An NLE-based env (NetHack task or MiniHack level) by gymnasium id, seeded and emulated."""
     kwargs.setdefault("render_mode", "ansi")  # NLE's default, "human", prints to stdout on render()
-    env = gymnasium.make(
-        name, observation_keys=tuple(observation_keys), fix_moon_phase=fix_moon_phase, **kwargs
-    )
+    keys = tuple(observation_keys)
+    # render() in "ansi" mode draws NLE's `chars`: NLE keeps them (~1.7 kB a step) and the agent's
+    # observations leave them out unless asked for.
+    drawn = ("chars",) if kwargs["render_mode"] == "ansi" and "chars" not in keys else ()
+    env = gymnasium.make(name, observation_keys=keys + drawn, fix_moon_phase=fix_moon_phase, **kwargs)
+    if drawn:
+        env = gymnasium.wrappers.FilterObservation(env, list(keys))
     return GymnasiumPufferEnv(env=NLESeeding(env) if seeded else env, buf=buf, seed=seed)
 
 

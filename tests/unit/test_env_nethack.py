@@ -110,3 +110,20 @@ def test_close_removes_nle_temporary_files():
     env.reset(seed=0)
     env.close()
     assert nle_dirs() <= before
+
+
+def test_render_draws_the_map_as_text_without_changing_the_observations():
+    """render() is NLE's text map (its `chars`), kept out of the agent's observations unless asked for."""
+    env = environments.make("nethack/NetHackScore-v0")
+    plain = environments.make("nethack/NetHackScore-v0", render_mode=None)
+    try:
+        env.reset(seed=3)
+        screen = env.render()
+        assert isinstance(screen, str) and len(screen.splitlines()) == 21, screen
+        assert "@" in screen, screen  # the hero
+        assert env.single_observation_space == plain.single_observation_space
+        env.step(np.zeros(1, dtype=np.int64))
+        assert env.render() != "" and "@" in env.render()
+    finally:
+        env.close()
+        plain.close()
