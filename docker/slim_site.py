@@ -11,7 +11,8 @@ Every byte removed here is a byte no layer carries; deleting in a later layer wo
 - symbol tables of ELF files (`strip --strip-unneeded`, with binutils from a throwaway build stage),
   executables included. Each stripped file's LOAD segments are compared with the original's; if strip
   moved one or broke page alignment (it does on some files patchelf edited) the original is put back.
-  Libraries in auditwheel's `*.libs` folders are left alone (little to gain, most risk);
+  Libraries in auditwheel's `*.libs` folders and NVIDIA's own files are left alone (little to gain,
+  most risk);
 - duplicate files, made hard links of one another (a layer stores a hard-linked file once).
 
     python docker/slim_site.py --newer MARKER [--strip-root DIR] [--dry-run] DIR...
@@ -45,6 +46,10 @@ DEAD_FILES = (
     ("pyarrow/include/**/*", "Arrow's C++ headers (nothing here compiles against Arrow)"),
     ("stable_retro/cores/fbneo_libretro.so", "FinalBurn Neo, the arcade core: 74 MB for 1 of 1,008 games"),
 )
+# Folders whose ELF files strip leaves alone: NVIDIA's CUDA libraries and tools (site-packages/nvidia/, and
+# triton/backends/nvidia/'s ptxas) ship without symbol tables, so there is nothing to gain, only device code
+# to risk. (Triton's own libtriton.so and torch's CUDA libraries are stripped: ~0.45 GB of symbols.)
+NOT_STRIPPED = ("nvidia",)
 ELF_MAGIC = b"\x7fELF"
 DEDUPE_MIN_BYTES = 16 << 10
 
@@ -124,13 +129,15 @@ def _segments_ok(before: list, after: list) -> bool:
 
 
 def strip_elf(root: Path, since: float, strip_root: Path, dry_run: bool) -> tuple[int, list[str]]:
-    """strip --strip-unneeded every new ELF file outside *.libs; put back any that strip damaged."""
+    """strip --strip-unneeded every new ELF file outside *.libs and NVIDIA's folders; put back any that
+    strip damaged."""
     env = {**os.environ, "LD_LIBRARY_PATH": str(strip_root / "usr/lib/x86_64-linux-gnu")}
     strip = [str(strip_root / "usr/bin/strip"), "--strip-unneeded"]
     readelf = [str(strip_root / "usr/bin/readelf")]
     saved, restored = 0, []
     for path in sorted(new_files(root, since)):
-        if any(part.endswith(".libs") for part in path.parts) or not _is_elf(path):
+        parts = path.relative_to(root).parts
+        if any(part.endswith(".libs") or part in NOT_STRIPPED for part in parts) or not _is_elf(path):
             continue
         before_size = path.stat().st_size
         if dry_run:

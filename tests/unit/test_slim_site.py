@@ -52,3 +52,31 @@ def test_a_venv_loses_only_this_stages_dead_weight(tmp_path):
     for kept in ("pyarrow/libarrow.so.2500", "stable_retro/cores/genesis_plus_gx_libretro.so"):
         assert (site / kept).exists(), f"{kept} was removed"
     assert os.path.samefile(site / "pkg/data/a.bin", site / "other/data/b.bin"), "duplicates not linked"
+
+
+def test_strip_leaves_nvidias_files_alone(tmp_path):
+    """Symbol tables go (a real shared library, built here), except in NVIDIA's folders (NOT_STRIPPED)."""
+    source = tmp_path / "lib.c"
+    source.write_text("int puffer_answer(void) { return 42; }\n")
+    built = tmp_path / "libanswer.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-g", "-o", built, source], check=True, timeout=60)
+    past = time.time() - 3600
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    os.utime(marker, (past, past))
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    ours, nvidia = site / "pkg" / "libanswer.so", site / "nvidia" / "cu13" / "lib" / "libanswer.so"
+    for path in (ours, nvidia):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(built.read_bytes())
+    out = subprocess.run(
+        [sys.executable, str(SLIM), "--newer", str(marker), "--strip-root", "/", str(tmp_path / "venv")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert ours.stat().st_size < built.stat().st_size, "our library kept its symbol table"
+    assert nvidia.read_bytes() == built.read_bytes(), "a file in nvidia/ was stripped"
+    sections = subprocess.run(["readelf", "-SW", ours], capture_output=True, text=True, check=True).stdout
+    assert ".symtab" not in sections and ".debug_info" not in sections, sections
