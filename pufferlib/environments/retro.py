@@ -73,6 +73,17 @@ def has_rom(game: str) -> bool:
     return any(p.name.startswith("rom.") and p.name != "rom.sha" for p in folder.iterdir())
 
 
+@functools.cache
+def _cores(data: Path) -> dict[str, Path]:
+    """stable-retro's systems and the core library each needs (its cores/*.json), read once."""
+    cores = data.parent.parent / "cores"
+    table = {}
+    for info in cores.glob("*.json"):
+        for system, core in json.loads(info.read_text()).items():
+            table[system] = cores / f"{core['lib']}_libretro.so"
+    return table
+
+
 def core_missing(game: str) -> str | None:
     """The libretro core a game needs, when it is absent (the image leaves out FinalBurn Neo, the arcade
     core: 74 MB for one game; docs/images.md). The game's system is its metadata's, else its id's suffix."""
@@ -82,13 +93,10 @@ def core_missing(game: str) -> str | None:
     meta = root / game / "metadata.json"
     system = json.loads(meta.read_text()).get("system") if meta.is_file() else None
     system = system or game.removesuffix("-v0").rsplit("-", 1)[-1]
-    cores = root.parent.parent / "cores"
-    for info in cores.glob("*.json"):
-        core = json.loads(info.read_text()).get(system)
-        if core:
-            lib = cores / f"{core['lib']}_libretro.so"
-            return None if lib.is_file() else f"its emulator core ({lib.name}, left out of this image)"
-    return f"an emulator core for {system} (stable-retro has none)"
+    lib = _cores(root).get(system)
+    if lib is None:
+        return f"an emulator core for {system} (stable-retro has none)"
+    return None if lib.is_file() else f"its emulator core ({lib.name}, left out of this image)"
 
 
 # ---------------------------------------------------------------------------------------------- child
