@@ -19,6 +19,8 @@ install_system_packages() {
   engine_apt_install debootstrap shellcheck ca-certificates
   # the matrix report's browser test drives Debian's Chromium (Playwright's own download is unreachable)
   engine_apt_install chromium
+  # Griddly's sprite observations draw through Vulkan: Mesa's lavapipe on the CPU, as in the image
+  engine_apt_install mesa-vulkan-drivers
 }
 
 install_python() {

@@ -26,16 +26,13 @@ BENIGN = (
     "precision lowered",
     "render fps",
 )
-# Bindings whose render() raises today (a follow-up for their family): checked without render, and
-# the test fails once render works, so that the exception is removed.
-RENDER_BROKEN = {"nethack": "NLE renders from 'chars', which the binding's observation_keys leave out"}
 
 
-def checked(env: gymnasium.Env, render: bool = True) -> None:
+def checked(env: gymnasium.Env) -> None:
     """check_env, with every warning it raises (obs outside the space, wrong dtypes...) an error."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        check_env(env, skip_render_check=not render)
+        check_env(env, skip_render_check=False)
     problems = [str(w.message) for w in seen if not any(b in str(w.message) for b in BENIGN)]
     assert not problems, problems
 
@@ -50,11 +47,7 @@ def test_check_env(binding):
             with pytest.raises(AssertionError, match="not equivalent for the same seed"):
                 checked(env)
             return
-        render_broken = binding.family in RENDER_BROKEN
-        checked(env, render=not render_broken)
-        if render_broken:
-            with pytest.raises(ValueError):
-                env.render()
+        checked(env)
     finally:
         env.close()
 

@@ -6,6 +6,7 @@ import glob
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
+from _strict import skip_or_fail
 
 import pufferlib.environments as environments
 from pufferlib.environments import griddly
@@ -56,7 +57,7 @@ def test_same_seed_same_monsters():
 
 def test_sprite_observations_render_through_vulkan():
     if not glob.glob("/usr/share/vulkan/icd.d/*.json"):
-        pytest.skip("no Vulkan driver (apt mesa-vulkan-drivers gives lavapipe on CPU)")
+        skip_or_fail("no Vulkan driver (apt mesa-vulkan-drivers gives lavapipe on CPU)")
     env = environments.make("griddly/sokoban", observer="sprite")
     try:
         obs, _ = env.reset(seed=0)
