@@ -35,7 +35,7 @@ if [ "$VARIANT" = cpu ]; then rm -rf "$torch_dir/include"; fi
 # The rest of the shrink, as the envs stage does it (docker/slim_site.py: packages' test suites, sympy's and
 # networkx's ~50 MB; hard-linked duplicates) and symbol tables (strip --strip-unneeded keeps the dynamic
 # symbols the loader and dladdr use): torch's, about 100 MB in the cpu variant; in the cuda variant also
-# libtriton.so's debug info, about 0.45 GB in all. NVIDIA's own libraries carry no symbol tables and are
+# libtriton.so's debug info, about 0.32 GB in all. NVIDIA's own libraries carry no symbol tables and are
 # left alone (slim_site.py's NOT_STRIPPED).
 slim=(--newer "$marker")
 if [ -n "$strip_root" ]; then slim+=(--strip-root "$strip_root"); fi

@@ -48,7 +48,7 @@ DEAD_FILES = (
 )
 # Folders whose ELF files strip leaves alone: NVIDIA's CUDA libraries and tools (site-packages/nvidia/, and
 # triton/backends/nvidia/'s ptxas) ship without symbol tables, so there is nothing to gain, only device code
-# to risk. (Triton's own libtriton.so and torch's CUDA libraries are stripped: ~0.45 GB of symbols.)
+# to risk. (Triton's own libtriton.so and torch's CUDA libraries are stripped: ~0.32 GB.)
 NOT_STRIPPED = ("nvidia",)
 ELF_MAGIC = b"\x7fELF"
 DEDUPE_MIN_BYTES = 16 << 10
