@@ -289,9 +289,10 @@ def run_streamed(client: docker.DockerClient, spec: RunSpec, fix: str = "puffert
         container.start()
         exit_ = _Exit(container)
         copier = threading.Thread(target=_copy_output, args=(stream,), daemon=True)
-        copier.start()
         deadline = time.monotonic() + spec.timeout if spec.timeout else None
         try:
+            # started within the try: once the command's output shows, a signal must find us forwarding
+            copier.start()
             while not exit_.done.wait(0.25):
                 if deadline is not None and time.monotonic() > deadline:
                     with contextlib.suppress(docker.errors.APIError):
