@@ -20,6 +20,7 @@ docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip ins
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = "/src/provision/setup-host.sh"  # where the repository is mounted, read-only, in the container
+COPY = "/opt/puffertank-src"  # a copy of the script's files for tests that run it as an unprivileged user
 LABEL = "puffertank.test"
 
 
@@ -70,8 +71,18 @@ class Box:
         return Result(rc, text)
 
     def setup(self, *args: str, timeout: int = 600, env: str = "", user: str = "root") -> Result:
-        """Run setup-host.sh with ARGS."""
-        return self.sh(f"{env} {SCRIPT} {shlex.join(args)} 2>&1", timeout=timeout, user=user)
+        """Run setup-host.sh with ARGS; as another user than root, from a copy that user can read."""
+        script = SCRIPT if user == "root" else self._readable_copy()
+        return self.sh(f"{env} {script} {shlex.join(args)} 2>&1", timeout=timeout, user=user)
+
+    def _readable_copy(self) -> str:
+        """The script and the facts it reads (docker/) copied to a root-owned, world-readable folder: the
+        checkout mounted at /src keeps the host's modes, and a fresh clone in a `mktemp -d` folder (0700)
+        is unreadable to any user but root."""
+        copy = f"install -d -m 0755 {COPY} && cp -r /src/provision /src/docker {COPY}/"
+        made = self.sh(f"{copy} && chmod -R a+rX,go-w {COPY}")
+        assert made.rc == 0, made
+        return f"{COPY}/provision/setup-host.sh"
 
 
 @contextlib.contextmanager
