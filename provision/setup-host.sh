@@ -352,19 +352,32 @@ missing_pkgs() {
 	for p in "$@"; do pkg_installed "$p" || printf '%s\n' "$p"; done
 }
 
-# Install what is missing of PKGS; --no-recommends keeps small steps small.
+# Install what is missing of PKGS; --no-recommends keeps small steps small. --driver marks kernel-driver
+# packages: a host must reboot after them, and in a container (where a kernel module cannot be loaded) they
+# are downloaded, not installed, which still proves they resolve.
 apt_install() {
-	local extra=()
-	if [[ ${1:-} == --no-recommends ]]; then
-		extra=(--no-install-recommends)
+	local extra=() driver=0
+	while [[ ${1:-} == --* ]]; do
+		case $1 in
+		--no-recommends) extra=(--no-install-recommends) ;;
+		--driver) driver=1 ;;
+		*) die "apt_install: unknown option $1" ;;
+		esac
 		shift
-	fi
+	done
 	apt_heal
 	local missing
 	mapfile -t missing < <(missing_pkgs "$@")
 	((${#missing[@]})) || return 0
 	apt_update
+	if ((driver)) && in_container; then
+		warn "running in a container: NVIDIA driver packages are downloaded (resolved), not installed"
+		quiet apt-get install "${APT_OPTS[@]}" "${extra[@]}" --download-only "${missing[@]}"
+		if ((!DRY_RUN)); then info "resolved and downloaded: ${missing[*]}"; fi
+		return 0
+	fi
 	act apt-get install "${APT_OPTS[@]}" "${extra[@]}" "${missing[@]}"
+	if ((driver)); then REBOOT_REQUIRED=1; fi
 }
 
 # `pkg=version` when a version is pinned, else `pkg`.
@@ -657,7 +670,7 @@ $lines"
 	warn "Debian 12's nvidia-driver is the $DEBIAN_BRANCH branch (CUDA <= $(cuda_supported_by_branch "$DEBIAN_BRANCH")): it cannot run the default cuda image (PyPI torch for CUDA $IMAGE_DEFAULT_CUDA needs driver >= $floor). Build the image with --torch-index $CU12_TORCH_INDEX, or use --driver cuda."
 	# A compute box: no recommends (nvidia-settings and the desktop pieces), but what CUDA and the container
 	# toolkit need. Desktops add: apt-get install nvidia-settings.
-	driver_install --no-recommends nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1 nvidia-persistenced
+	apt_install --driver --no-recommends nvidia-driver firmware-misc-nonfree nvidia-smi libcuda1 nvidia-persistenced
 }
 
 # NVIDIA's CUDA repository: its signing key (checked against the pinned fingerprint) and a signed-by source.
@@ -694,30 +707,7 @@ driver_cuda() {
 		pkg_has_candidate "${pkgs[0]}" ||
 			die "NVIDIA's repository has no ${pkgs[0]}. Fix: pick a branch it has (apt-cache search --names-only nvidia-driver-pinning), or --driver-branch latest"
 	fi
-	driver_install "${pkgs[@]}"
-}
-
-# Install driver packages: for real on a host, download-only in a container (a kernel module cannot be
-# loaded from one, but the run still proves the packages resolve).
-driver_install() {
-	local extra=()
-	if [[ $1 == --no-recommends ]]; then
-		extra=(--no-install-recommends)
-		shift
-	fi
-	apt_heal
-	local missing
-	mapfile -t missing < <(missing_pkgs "$@")
-	((${#missing[@]})) || return 0
-	apt_update
-	if in_container; then
-		warn "running in a container: NVIDIA driver packages are downloaded (resolved), not installed"
-		quiet apt-get install "${APT_OPTS[@]}" "${extra[@]}" --download-only "${missing[@]}"
-		if ((!DRY_RUN)); then info "resolved and downloaded: ${missing[*]}"; fi
-		return 0
-	fi
-	act apt-get install "${APT_OPTS[@]}" "${extra[@]}" "${missing[@]}"
-	REBOOT_REQUIRED=1
+	apt_install --driver "${pkgs[@]}"
 }
 
 step_nvidia_driver() {
