@@ -48,6 +48,7 @@ from torch.nn.parallel import DistributedDataParallel
 from pufferlib.train.config import Config, ConfigError
 
 HEARTBEAT_SECONDS = 0.5  # a rank's heartbeat period; diagnosing a failure watches 4 of them
+STORE_TIMEOUT_SECONDS = 10  # the heartbeat's store calls: a store that does not answer by then is gone
 DEFAULT_MASTER_PORT = 29500  # torchrun's
 
 
@@ -313,7 +314,11 @@ class Heartbeat:
         keys = [f"puffer/beat/{r}" for r in range(self.world_size)]
         try:
             store = dist.TCPStore(
-                self.host, self.port, is_master=False, timeout=timedelta(seconds=10), wait_for_workers=False
+                self.host,
+                self.port,
+                is_master=False,
+                timeout=timedelta(seconds=STORE_TIMEOUT_SECONDS),
+                wait_for_workers=False,
             )
             while not self._stopped.is_set():
                 store.add(keys[self.rank], 1)
@@ -324,14 +329,18 @@ class Heartbeat:
             self.store_error = error
 
     def stop(self) -> None:
+        """Stop beating and wait for the thread: left running, it can be inside the store's C++ call
+        when the interpreter exits, and a daemon thread ended there aborts the process ("terminate
+        called without an active exception", SIGABRT: the likely cause of a rank 0 lost so in CI)."""
         self._stopped.set()
+        self._thread.join(timeout=STORE_TIMEOUT_SECONDS + HEARTBEAT_SECONDS)
 
     def lost(self, error: BaseException) -> RankLost | None:
         """RankLost naming the ranks whose heartbeat stopped (None when every rank still beats)."""
         cause = _first_line(error)
         self._censuses.clear()
         self._census.set()
-        deadline = time.monotonic() + (self.CENSUSES + 1) * HEARTBEAT_SECONDS + 12  # + the store's timeout
+        deadline = time.monotonic() + (self.CENSUSES + 1) * HEARTBEAT_SECONDS + STORE_TIMEOUT_SECONDS + 2
         while len(self._censuses) < self.CENSUSES and self._thread.is_alive() and time.monotonic() < deadline:
             time.sleep(HEARTBEAT_SECONDS / 5)
         self._census.clear()

@@ -212,3 +212,21 @@ def test_ranks_that_never_meet_time_out_with_the_fix():
     assert done.returncode == 1, done.stderr
     assert "not all 2 ranks joined" in done.stderr and "--master-addr" in done.stderr, done.stderr
     assert time.monotonic() - started < 60
+
+
+def test_the_heartbeat_has_stopped_when_stop_returns(monkeypatch):
+    """A heartbeat thread left running can be inside the store's C++ call when the interpreter exits,
+    which aborts the rank (SIGABRT) after its work is done: stop() waits for the thread."""
+    import threading
+
+    import torch.distributed as dist
+
+    from pufferlib.train.distributed import Heartbeat
+
+    store = dist.TCPStore("127.0.0.1", 0, world_size=1, is_master=True, wait_for_workers=False)
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(store.port))
+    heart = Heartbeat(rank=0, world_size=1)
+    wait_for(lambda: store.add("puffer/beat/0", 0) >= 2, timeout=30, what="second heartbeat")
+    heart.stop()
+    assert "puffer-heartbeat" not in [thread.name for thread in threading.enumerate()]
