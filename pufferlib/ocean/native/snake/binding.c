@@ -1,0 +1,64 @@
+#include "snake.h"
+#define ENV_NAME _snake
+#define Env Snake
+#define OBS_T unsigned char
+#define OBS_DTYPE "uint8"
+#define OBS_SIZE 121 /* the default vision 5; snake_obs_size gives it for any vision */
+#define OBS_SIZE_FN snake_obs_size
+#define OBS_LOW 0
+#define OBS_HIGH 5
+#define NUM_ATNS 1
+#define ACT_SIZES {4}
+#define RENDER_H SNAKE_RENDER_H
+#define RENDER_W SNAKE_RENDER_W
+#define LOG_FIELDS "episode_return", "episode_length", "score", "died", "n"
+#define ENV_KWARGS                                                                                                 \
+    "width", "height", "num_snakes", "num_food", "vision", "max_snake_length", "max_steps", "respawn_delay",       \
+        "leave_corpse", "reward_food", "reward_corpse", "reward_death"
+#define ANSI_SIZE (1 << 20)
+#include "../env_binding.h"
+
+/* Defaults as PufferLib's snake.ini (its 640 x 360 includes a wall border; here the map is all playable). */
+static int snake_config(Snake* env, PyObject* kwargs) {
+    if (pn_kw_int(kwargs, "width", 640, 1, 4096, &env->width) < 0 ||
+        pn_kw_int(kwargs, "height", 360, 1, 4096, &env->height) < 0 ||
+        pn_kw_int(kwargs, "num_snakes", 256, 1, 65536, &env->num_snakes) < 0 ||
+        pn_kw_int(kwargs, "num_food", 4096, 0, 1 << 24, &env->num_food) < 0 ||
+        pn_kw_int(kwargs, "vision", 5, 0, 32, &env->vision) < 0 ||
+        pn_kw_int(kwargs, "max_snake_length", 1024, 1, 1 << 16, &env->max_snake_length) < 0 ||
+        pn_kw_int(kwargs, "max_steps", 0, 0, 1 << 30, &env->max_steps) < 0 ||
+        pn_kw_int(kwargs, "respawn_delay", 0, 0, 1 << 20, &env->respawn_delay) < 0 ||
+        pn_kw_int(kwargs, "leave_corpse", 1, 0, 1, &env->leave_corpse) < 0 ||
+        pn_kw_float(kwargs, "reward_food", 0.1, -1e6, 1e6, &env->reward_food) < 0 ||
+        pn_kw_float(kwargs, "reward_corpse", 0.1, -1e6, 1e6, &env->reward_corpse) < 0 ||
+        pn_kw_float(kwargs, "reward_death", -1.0, -1e6, 1e6, &env->reward_death) < 0)
+        return -1;
+    long long cells = (long long)env->width * env->height;
+    if (env->num_snakes + (long long)env->num_food > cells) {
+        PyErr_Format(PyExc_ValueError,
+                     "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld cells); "
+                     "use a larger map or fewer snakes/food",
+                     env->num_snakes, env->num_food, cells);
+        return -1;
+    }
+    return 0;
+}
+
+static int my_num_agents(PyObject* kwargs) {
+    Snake probe = {0};
+    return snake_config(&probe, kwargs) < 0 ? -1 : probe.num_snakes;
+}
+
+static int snake_obs_size(PyObject* kwargs) {
+    Snake probe = {0};
+    return snake_config(&probe, kwargs) < 0 ? -1 : (2 * probe.vision + 1) * (2 * probe.vision + 1);
+}
+
+static int my_init(Snake* env, PyObject* kwargs) {
+    if (snake_config(env, kwargs) < 0) return -1;
+    if (snake_init(env) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
