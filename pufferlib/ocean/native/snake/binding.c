@@ -18,29 +18,44 @@
 #define ANSI_SIZE (1 << 20)
 #include "../env_binding.h"
 
-/* Defaults as PufferLib's snake.ini (its 640 x 360 includes a wall border; here the map is all playable). */
+/* Defaults as PufferLib's snake.ini (its 640 x 360 includes a wall border; here the map is all
+ * playable). The C-only fuzz build overrides them with -DSNAKE_WIDTH=... to fuzz other maps. */
+#ifndef SNAKE_WIDTH
+#define SNAKE_WIDTH 640
+#define SNAKE_HEIGHT 360
+#define SNAKE_SNAKES 256
+#define SNAKE_FOOD_CELLS 4096
+#define SNAKE_VISION 5
+#define SNAKE_MAX_LENGTH 1024
+#define SNAKE_MAX_STEPS 0
+#define SNAKE_RESPAWN_DELAY 0
+#endif
+#ifdef PN_NO_PYTHON
+#define SNAKE_ERROR(type, ...) (-1)
+#else
+#define SNAKE_ERROR(type, ...) (PyErr_Format(type, __VA_ARGS__), -1)
+#endif
+
 static int snake_config(Snake* env, PyObject* kwargs) {
-    if (pn_kw_int(kwargs, "width", 640, 1, 4096, &env->width) < 0 ||
-        pn_kw_int(kwargs, "height", 360, 1, 4096, &env->height) < 0 ||
-        pn_kw_int(kwargs, "num_snakes", 256, 1, 65536, &env->num_snakes) < 0 ||
-        pn_kw_int(kwargs, "num_food", 4096, 0, 1 << 24, &env->num_food) < 0 ||
-        pn_kw_int(kwargs, "vision", 5, 0, 32, &env->vision) < 0 ||
-        pn_kw_int(kwargs, "max_snake_length", 1024, 1, 1 << 16, &env->max_snake_length) < 0 ||
-        pn_kw_int(kwargs, "max_steps", 0, 0, 1 << 30, &env->max_steps) < 0 ||
-        pn_kw_int(kwargs, "respawn_delay", 0, 0, 1 << 20, &env->respawn_delay) < 0 ||
+    if (pn_kw_int(kwargs, "width", SNAKE_WIDTH, 1, 4096, &env->width) < 0 ||
+        pn_kw_int(kwargs, "height", SNAKE_HEIGHT, 1, 4096, &env->height) < 0 ||
+        pn_kw_int(kwargs, "num_snakes", SNAKE_SNAKES, 1, 65536, &env->num_snakes) < 0 ||
+        pn_kw_int(kwargs, "num_food", SNAKE_FOOD_CELLS, 0, 1 << 24, &env->num_food) < 0 ||
+        pn_kw_int(kwargs, "vision", SNAKE_VISION, 0, 32, &env->vision) < 0 ||
+        pn_kw_int(kwargs, "max_snake_length", SNAKE_MAX_LENGTH, 1, 1 << 16, &env->max_snake_length) < 0 ||
+        pn_kw_int(kwargs, "max_steps", SNAKE_MAX_STEPS, 0, 1 << 30, &env->max_steps) < 0 ||
+        pn_kw_int(kwargs, "respawn_delay", SNAKE_RESPAWN_DELAY, 0, 1 << 20, &env->respawn_delay) < 0 ||
         pn_kw_int(kwargs, "leave_corpse", 1, 0, 1, &env->leave_corpse) < 0 ||
         pn_kw_float(kwargs, "reward_food", 0.1, -1e6, 1e6, &env->reward_food) < 0 ||
         pn_kw_float(kwargs, "reward_corpse", 0.1, -1e6, 1e6, &env->reward_corpse) < 0 ||
         pn_kw_float(kwargs, "reward_death", -1.0, -1e6, 1e6, &env->reward_death) < 0)
         return -1;
     long long cells = (long long)env->width * env->height;
-    if (env->num_snakes + (long long)env->num_food > cells) {
-        PyErr_Format(PyExc_ValueError,
-                     "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld cells); "
-                     "use a larger map or fewer snakes/food",
-                     env->num_snakes, env->num_food, cells);
-        return -1;
-    }
+    if (env->num_snakes + (long long)env->num_food > cells)
+        return SNAKE_ERROR(PyExc_ValueError,
+                           "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld "
+                           "cells); use a larger map or fewer snakes/food",
+                           env->num_snakes, env->num_food, cells);
     return 0;
 }
 
@@ -56,9 +71,7 @@ static int snake_obs_size(PyObject* kwargs) {
 
 static int my_init(Snake* env, PyObject* kwargs) {
     if (snake_config(env, kwargs) < 0) return -1;
-    if (snake_init(env) < 0) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    if (snake_init(env) < 0)
+        return SNAKE_ERROR(PyExc_MemoryError, "_snake: out of memory for a %d x %d map", env->width, env->height);
     return 0;
 }
