@@ -5,14 +5,14 @@
  * player to move is played, the other row's action is ignored.
  *
  * Observation of each row (uint8, CONNECT4_OBS = 92), the same layout for both players, from the
- * row's own point of view:
- *   [0, 42)   `board` plane 0: 1 where this row's pieces are (6 rows top to bottom x 7 columns)
- *   [42, 84)  `board` plane 1: 1 where the opponent's pieces are
- *   [84]      `to_move`: 1 when this row moves now
- *   [85, 92)  `action_mask`: the player to move gets 1 for every column that is not full; the
+ * row's own point of view; the fields in name order, as pufferlib.emulation lays out a Dict:
+ *   [0, 7)    `action_mask`: the player to move gets 1 for every column that is not full; the
  *             waiting row gets a single 1 (its lowest legal column), so its only allowed action
  *             is a placeholder whose log-probability is 0: it learns its value (the outcome reaches
  *             it), never a move.
+ *   [7, 49)   `board` plane 0: 1 where this row's pieces are (6 rows top to bottom x 7 columns)
+ *   [49, 91)  `board` plane 1: 1 where the opponent's pieces are
+ *   [91]      `to_move`: 1 when this row moves now
  * Both rows keep mask 1 (present) for the whole game: a trainer treats a mask-0 row as absent, so
  * a waiting row with mask 0 would cut the return chain at every move and never receive the -1 of
  * a game lost on the opponent's move.
@@ -41,7 +41,7 @@
 #define CONNECT4_ROWS 6
 #define CONNECT4_COLS 7
 #define CONNECT4_CELLS (CONNECT4_ROWS * CONNECT4_COLS)
-#define CONNECT4_OBS (2 * CONNECT4_CELLS + 1 + CONNECT4_COLS)
+#define CONNECT4_OBS (CONNECT4_COLS + 2 * CONNECT4_CELLS + 1)
 #define CONNECT4_RENDER_H 280
 #define CONNECT4_RENDER_W 320
 #define CONNECT4_CELL 40
@@ -80,13 +80,13 @@ static void connect4_observe(Connect4* env) {
     int legal_lowest = 0;
     while (legal_lowest < CONNECT4_COLS - 1 && env->heights[legal_lowest] >= CONNECT4_ROWS) legal_lowest++;
     for (int p = 0; p < 2; p++) {
-        unsigned char* o = env->observations + (size_t)p * CONNECT4_OBS;
+        unsigned char* mask = env->observations + (size_t)p * CONNECT4_OBS;
+        unsigned char* board = mask + CONNECT4_COLS;
         for (int k = 0; k < CONNECT4_CELLS; k++) {
-            o[k] = env->board[k] == 1 + p;
-            o[CONNECT4_CELLS + k] = env->board[k] == 2 - p;
+            board[k] = env->board[k] == 1 + p;
+            board[CONNECT4_CELLS + k] = env->board[k] == 2 - p;
         }
-        o[2 * CONNECT4_CELLS] = env->to_move == p;
-        unsigned char* mask = o + 2 * CONNECT4_CELLS + 1;
+        board[2 * CONNECT4_CELLS] = env->to_move == p;
         for (int c = 0; c < CONNECT4_COLS; c++)
             mask[c] = env->to_move == p ? env->heights[c] < CONNECT4_ROWS : c == legal_lowest;
         env->masks[p] = 1;
