@@ -91,7 +91,6 @@ class NativeEnv(PufferEnv):
             gymnasium.spaces.Discrete(sizes[0]) if len(sizes) == 1 else gymnasium.spaces.MultiDiscrete(sizes)
         )
         super().__init__(buf)
-        self._seed = 0 if seed is None else seed
         self._handle = None
         self._handle = m.vec_init(
             self.observations,
@@ -101,14 +100,19 @@ class NativeEnv(PufferEnv):
             self.truncations,
             self.masks,
             num_envs,
-            self._seed,
+            self._instance_seed(0 if seed is None else seed),
             num_threads,
             kwargs,
         )
 
+    def _instance_seed(self, seed: int) -> int:
+        """Instance i of an env seeded `seed` gets seed * num_envs + i: the envs a vector backend seeds
+        seed, seed + 1, ... then share no instance seed."""
+        return (seed * self.num_envs) % 2**64
+
     def reset(self, seed: int | None = None):
-        """Start every instance anew; with `seed`, instance i is reseeded with seed + i."""
-        self.module.vec_reset(self._handle, seed)
+        """Start every instance anew; with `seed`, instance i is reseeded with seed * num_envs + i."""
+        self.module.vec_reset(self._handle, None if seed is None else self._instance_seed(seed))
         self.module.vec_log(self._handle)  # episodes cut short by a reset are not reported
         return self.observations, []
 

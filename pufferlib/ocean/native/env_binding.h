@@ -11,6 +11,33 @@
  * buffers and steps them all per call with the GIL released, on `num_threads` threads (created per
  * call and joined before it returns: nothing survives a call, so fork() after it is safe).
  */
+#ifdef PN_NO_PYTHON
+/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. Every
+ * kwarg helper returns its default, so my_init(env, NULL) configures the default game. */
+typedef struct _object PyObject;
+static int my_num_agents(PyObject* kwargs);
+static int my_init(Env* env, PyObject* kwargs);
+#ifdef OBS_SIZE_FN
+static int OBS_SIZE_FN(PyObject* kwargs);
+#endif
+static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
+static const char* pn_log_fields[] = {LOG_FIELDS};
+#define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
+_Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
+               "Log must hold exactly one float per LOG_FIELDS name");
+__attribute__((unused)) static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi,
+                                             int* out) {
+    (void)kwargs, (void)key, (void)lo, (void)hi;
+    *out = (int)dflt;
+    return 0;
+}
+__attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo,
+                                               double hi, float* out) {
+    (void)kwargs, (void)key, (void)lo, (void)hi;
+    *out = (float)dflt;
+    return 0;
+}
+#else
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <limits.h>
@@ -561,3 +588,5 @@ PyMODINIT_FUNC PN_CAT(PyInit_, ENV_NAME)(void) {
     }
     return m;
 }
+
+#endif /* PN_NO_PYTHON */

@@ -78,7 +78,11 @@ static inline void pn_draw_line(unsigned char* rgb, int H, int W, float x0, floa
 static inline int pn_append(char* out, int size, int len, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
 #include <stdarg.h>
 static inline int pn_append(char* out, int size, int len, const char* fmt, ...) {
-    if (size <= 0 || len >= size - 1) return len < size ? len : (size > 0 ? size - 1 : 0);
+    if (size <= 0) return 0;
+    if (len >= size - 1) {
+        out[size - 1] = 0;
+        return size - 1;
+    }
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(out + len, (size_t)(size - len), fmt, ap);
