@@ -30,6 +30,7 @@ __all__ = [
     "allocate_buffers",
     "joint_space",
     "namespace",
+    "resets_on_send",
     "set_buffers",
 ]
 
@@ -153,6 +154,15 @@ class EpisodeStats:
         self.returns[rows] = 0
         self.lengths[rows] = 0
         return infos
+
+
+def resets_on_send(env: Any) -> bool:
+    """Whether `env` (a PufferEnv, or a vector env's driver) delivers an episode's final observation
+    with its terminal/truncation and resets on the next send (pufferlib.emulation), rather than in
+    the step that ends the episode (native envs). A native env whose observation has named fields
+    carries an `emulated` structure too, marked `"resets_on_send": False`."""
+    emulated = env.emulated
+    return emulated is not None and bool(emulated.get("resets_on_send", True))
 
 
 class PufferEnv:

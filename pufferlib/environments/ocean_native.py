@@ -25,6 +25,8 @@ class Native(NamedTuple):
 # One row per env folder pufferlib/ocean/native/<name>/ (append yours).
 NATIVE: dict[str, Native] = {
     "cartpole": Native(solved=475.0),
+    "snake": Native(solved=None, multiagent=True, policy="pufferlib.environments.policies:Tiles"),
+    "connect4": Native(solved=None, multiagent=True),
 }
 
 

@@ -164,6 +164,28 @@ class MiniGrid(_Policy):
         return self.proj(self._features(observations))
 
 
+class Tiles(_Policy):
+    """Observations of small tile ids, one per cell (native ocean/snake's egocentric crop): each
+    (cell, tile) pair gets a learned vector and a row's features are their sum, the first layer of
+    an MLP over the one-hot encoding computed as an embedding lookup (cells lookups instead of a
+    cells x tiles matmul). The tile count is the observation Box's high + 1."""
+
+    def __init__(self, env, hidden_size: int = 128) -> None:
+        super().__init__()
+        space = env.single_observation_space
+        self.cells = int(math.prod(space.shape))
+        self.tiles = int(space.high.max()) + 1
+        self.embed = nn.EmbeddingBag(self.cells * self.tiles, hidden_size, mode="sum")
+        self.bias = nn.Parameter(torch.zeros(hidden_size))
+        self.register_buffer("offsets", torch.arange(self.cells) * self.tiles, persistent=False)
+        self.proj = nn.Sequential(nn.ReLU(), layer_init(nn.Linear(hidden_size, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        ids = observations.reshape(-1, self.cells).long().clamp(0, self.tiles - 1) + self.offsets
+        return self.proj(self.embed(ids) + self.bias)
+
+
 class Atari(Convolutional):
     """NatureCNN over ALE's channels-first frame stack (stack, 84, 84)."""
 

@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from torch.distributions import Normal
 
+import pufferlib
 from pufferlib.frameworks.cleanrl import RecurrentPolicy, sample_logits
 
 
@@ -56,7 +57,7 @@ class Actor:
         self.module = agent.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
         self.recurrent = isinstance(agent, RecurrentPolicy)
         self.action_mask = agent.action_mask  # obs -> (rows, actions) 0/1 mask, or None
-        self.resets_on_send = vecenv.driver_env.emulated is not None
+        self.resets_on_send = pufferlib.resets_on_send(vecenv.driver_env)
         self.last_done = np.ones(rows, dtype=bool)
         self.last_mask = np.ones(rows, dtype=bool)
         self.state: tuple[torch.Tensor, torch.Tensor] | None = None

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+import pufferlib
 from pufferlib.train.config import Config, ConfigError
 
 
@@ -105,7 +106,7 @@ class VecNormalize:
         self.ret_rms = RunningMeanStd(()) if reward else None
         rows = int(vecenv.num_agents)
         self.returns = np.zeros(rows, np.float64)  # per row: the discounted return so far
-        self.resets_on_send = driver.emulated is not None
+        self.resets_on_send = pufferlib.resets_on_send(driver)
         self.last_done = np.ones(rows, dtype=bool)  # before the first observation: "an episode ended"
         self.last_mask = np.zeros(rows, dtype=bool)
 

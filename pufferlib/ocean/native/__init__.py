@@ -20,6 +20,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
+from pufferlib.ocean.native.fields import structure
 
 HERE = Path(__file__).parent
 FIX = "install gcc and python3-dev, then `pip install -e .` again (or `puffer build-native`)"
@@ -91,6 +92,10 @@ class NativeEnv(PufferEnv):
             gymnasium.spaces.Discrete(sizes[0]) if len(sizes) == 1 else gymnasium.spaces.MultiDiscrete(sizes)
         )
         super().__init__(buf)
+        if m.OBS_FIELDS:  # named parts of the row (e.g. an action_mask), found by name as in a Dict
+            self.emulated = structure(
+                m.OBS_FIELDS, self.single_observation_space, self.single_action_space, m.__name__
+            )
         self._handle = None
         self._handle = m.vec_init(
             self.observations,

@@ -5,7 +5,8 @@
  *     static int my_num_agents(PyObject* kwargs);     agents per env instance (>= 1, or -1 with an exception)
  *     static int my_init(Env* env, PyObject* kwargs); read game kwargs (a dict or NULL); 0, or -1 with an exception
  * Optional: ENV_KWARGS ("key", ...: every other kwarg is refused), OBS_SIZE_FN (a function
- * `static int f(PyObject* kwargs)` when the observation size depends on kwargs), ANSI_SIZE (bytes of text).
+ * `static int f(PyObject* kwargs)` when the observation size depends on kwargs), ANSI_SIZE (bytes of text),
+ * OBS_FIELDS ("name:shape ..." naming the parts of a row, e.g. "action_mask:7 board:2x6x7": see fields.py).
  *
  * The module (pufferlib.ocean.native.<ENV_NAME>) holds N env instances over slices of one set of numpy
  * buffers and steps them all per call with the GIL released, on `num_threads` threads (created per
@@ -51,6 +52,11 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 #define PN_CAT(a, b) PN_CAT_(a, b)
 #define PN_MODULE_NAME PN_STR(ENV_NAME)
 #define PN_CAPSULE "pufferlib.native.VecEnv"
+#ifdef OBS_FIELDS
+#define PN_OBS_FIELDS OBS_FIELDS
+#else
+#define PN_OBS_FIELDS ""
+#endif
 #ifndef ANSI_SIZE
 #define ANSI_SIZE 16384
 #endif
@@ -582,7 +588,8 @@ PyMODINIT_FUNC PN_CAT(PyInit_, ENV_NAME)(void) {
         pn_add(m, "OBS_LOW", PyFloat_FromDouble((double)(OBS_LOW))) < 0 ||
         pn_add(m, "OBS_HIGH", PyFloat_FromDouble((double)(OBS_HIGH))) < 0 || pn_add(m, "ACT_SIZES", sizes) < 0 ||
         pn_add(m, "LOG_FIELDS", fields) < 0 || pn_add(m, "KWARGS", kw) < 0 ||
-        pn_add(m, "RENDER_SHAPE", Py_BuildValue("(iii)", RENDER_H, RENDER_W, 3)) < 0) {
+        pn_add(m, "RENDER_SHAPE", Py_BuildValue("(iii)", RENDER_H, RENDER_W, 3)) < 0 ||
+        PyModule_AddStringConstant(m, "OBS_FIELDS", PN_OBS_FIELDS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

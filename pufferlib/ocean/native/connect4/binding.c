@@ -6,6 +6,7 @@
 #define OBS_SIZE CONNECT4_OBS
 #define OBS_LOW 0
 #define OBS_HIGH 1
+#define OBS_FIELDS "action_mask:7 board:2x6x7 to_move:1" /* connect4.h's layout: the trainer reads the mask */
 #define NUM_ATNS 1
 #define ACT_SIZES {CONNECT4_COLS}
 #define RENDER_H CONNECT4_RENDER_H
