@@ -5,6 +5,7 @@
 #define OBS_DTYPE "uint8"
 #define OBS_SIZE 121 /* the default vision 5; snake_obs_size gives it for any vision */
 #define OBS_SIZE_FN snake_obs_size
+#define OBS_SHAPE_FN snake_obs_shape
 #define OBS_LOW 0
 #define OBS_HIGH 5
 #define NUM_ATNS 1
@@ -67,6 +68,14 @@ static int my_num_agents(PyObject* kwargs) {
 static int snake_obs_size(PyObject* kwargs) {
     Snake probe = {0};
     return snake_config(&probe, kwargs) < 0 ? -1 : (2 * probe.vision + 1) * (2 * probe.vision + 1);
+}
+
+/* The crop as a (2 * vision + 1) x (2 * vision + 1) grid. */
+static int snake_obs_shape(PyObject* kwargs, int shape[3]) {
+    Snake probe = {0};
+    if (snake_config(&probe, kwargs) < 0) return -1;
+    shape[0] = shape[1] = 2 * probe.vision + 1;
+    return 2;
 }
 
 static int my_init(Snake* env, PyObject* kwargs) {
