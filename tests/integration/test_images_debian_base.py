@@ -101,4 +101,4 @@ def test_a_quoted_mirror_and_a_spaced_tmpdir_are_just_characters(docker_client, 
     assert sources == f"deb {mirror} bookworm main\ndeb {mirror} bookworm-updates main\n"
     assert not [name for name in archives if name.endswith(".deb")], archives
     assert list(lists) == ["lists"], lists  # emptied
-    assert [p.name for p in spaced.iterdir()] == ["puffertank-locks"], "the work directory was not removed"
+    assert list(spaced.iterdir()) == [], "the work directory was not removed"
