@@ -40,8 +40,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default="host",
         help="host (default): your UID:GID; image: the image's user; or UID[:GID]",
     )
-    p.add_argument("--shm-size", help="size of /dev/shm (default: half the engine's memory, at most 16g)")
-    p.add_argument("--ipc-host", action="store_true", help="share the host's IPC namespace (not --shm-size)")
+    p.add_argument(
+        "--shm-size", help=f"size of the container's /dev/shm, e.g. 16g (default {containers.SHM_SIZE})"
+    )
+    p.add_argument(
+        "--ipc-host",
+        action="store_true",
+        help="share the host's IPC namespace and /dev/shm instead of --shm-size",
+    )
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
     p.add_argument(
         "--network",
