@@ -185,8 +185,8 @@ def multi_node_env(network: str | None, ifname: str | None) -> dict[str, str]:
     return {"NCCL_SOCKET_IFNAME": ifname, "GLOO_SOCKET_IFNAME": ifname}
 
 
-def check_sizes(args: argparse.Namespace) -> None:
-    """--shm-size, --timeout, --stop-timeout and --workspace: refused here, before the engine is asked."""
+def check_options(args: argparse.Namespace) -> None:
+    """Options otherwise first met at the engine (--shm-size, the timeouts, --workspace), checked now."""
     if args.shm_size is not None:
         try:
             valid = docker.utils.parse_bytes(args.shm_size) > 0
@@ -210,7 +210,7 @@ def check_sizes(args: argparse.Namespace) -> None:
 
 def make_spec(args: argparse.Namespace, command: list[str]) -> containers.RunSpec:
     """The run's RunSpec from the command line, every option checked (UsageError); asks no engine."""
-    check_sizes(args)
+    check_options(args)
     image = args.image or image_ref("lib", args.variant)
     env = {**multi_node_env(args.network, getattr(args, "socket_ifname", None)), **parse_env(args.env)}
     ports = parse_publish(args.publish)
