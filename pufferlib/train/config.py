@@ -67,6 +67,7 @@ RANGES = {
     "vec.num_envs": ">= 1",
     "vec.num_workers": ">= 0",
     "vec.batch_size": ">= 0",
+    "vec.num_threads": ">= 1",
     "normalize.clip_obs": "> 0",
     "normalize.clip_reward": "> 0",
     "normalize.epsilon": "> 0",
