@@ -108,7 +108,10 @@ class Range:
         return cls(text, float(two.group(2)), float(two.group(3)), two.group(1) == "(", two.group(4) == ")")
 
     def __contains__(self, value: float) -> bool:
-        if not math.isfinite(value):
+        try:
+            if not math.isfinite(value):
+                return False
+        except OverflowError:  # an int beyond any float
             return False
         above = value > self.low if self.low_open else value >= self.low
         below = value < self.high if self.high_open else value <= self.high
