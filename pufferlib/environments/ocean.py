@@ -7,6 +7,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
+from pufferlib.environments import ocean_native
 from pufferlib.environments.registry import Binding, SmokeSpec, register
 
 Policy = "pufferlib.models:Default"
@@ -45,6 +46,8 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
 
 
 for _name in ENVS:
+    if _name in ocean_native.REPLACES and ocean_native.compiled(_name):
+        continue  # the native env of that name is registered instead
     _cls = _env_class(_name)
     register(
         Binding(
