@@ -27,6 +27,7 @@ class Native(NamedTuple):
 NATIVE: dict[str, Native] = {
     "cartpole": Native(solved=475.0),
     "squared": Native(solved=0.9),
+    "template": Native(solved=7.5),
 }
 # Native envs that replace a Python Ocean env of the same name (pufferlib/ocean/): registered only where
 # they compiled; elsewhere ocean.py registers the Python env, so ocean/squared always exists.
