@@ -82,7 +82,7 @@ def test_spaces_and_agent_rows():
     env = _env(num_envs=2, width=12, height=9, num_snakes=3, num_food=4, vision=2)
     try:
         assert env.num_agents == 6 and env.single_action_space.n == 4
-        assert env.single_observation_space.shape == (25,) and env.single_observation_space.dtype == np.uint8
+        assert env.single_observation_space.shape == (5, 5) and env.single_observation_space.dtype == np.uint8
         assert env.single_observation_space.high.max() == OTHER
         env.reset(seed=0)
         for row in range(6):
@@ -97,7 +97,7 @@ def test_spaces_and_agent_rows():
 def test_defaults_are_pufferlibs():
     env = _env()
     try:
-        assert env.num_agents == 256 and env.single_observation_space.shape == (121,)
+        assert env.num_agents == 256 and env.single_observation_space.shape == (11, 11)
     finally:
         env.close()
 

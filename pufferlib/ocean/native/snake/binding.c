@@ -3,8 +3,7 @@
 #define Env Snake
 #define OBS_T unsigned char
 #define OBS_DTYPE "uint8"
-#define OBS_SIZE 121 /* the default vision 5; snake_obs_size gives it for any vision */
-#define OBS_SIZE_FN snake_obs_size
+#define OBS_SIZE 121 /* the default vision 5; snake_obs_shape gives the shape for any vision */
 #define OBS_SHAPE_FN snake_obs_shape
 #define OBS_LOW 0
 #define OBS_HIGH 5
@@ -63,11 +62,6 @@ static int snake_config(Snake* env, PyObject* kwargs) {
 static int my_num_agents(PyObject* kwargs) {
     Snake probe = {0};
     return snake_config(&probe, kwargs) < 0 ? -1 : probe.num_snakes;
-}
-
-static int snake_obs_size(PyObject* kwargs) {
-    Snake probe = {0};
-    return snake_config(&probe, kwargs) < 0 ? -1 : (2 * probe.vision + 1) * (2 * probe.vision + 1);
 }
 
 /* The crop as a (2 * vision + 1) x (2 * vision + 1) grid. */
