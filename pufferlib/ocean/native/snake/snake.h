@@ -176,7 +176,14 @@ static void snake_observe(Snake* env) {
             continue;
         }
         int cell = env->body[(size_t)i * env->max_snake_length + env->head[i]];
-        int hr = cell / W, hc = cell % W;
+        int hr = cell / W, hc = cell % W, me = SNAKE_BODY + i;
+        if (hr >= v && hr + v < H && hc >= v && hc + v < W) { /* the crop lies inside the map */
+            const int* g = env->grid + (size_t)(hr - v) * W + (hc - v);
+            for (int r = 0; r < side; r++, g += W, o += side)
+                for (int c = 0; c < side; c++)
+                    o[c] = g[c] < SNAKE_BODY ? (unsigned char)g[c] : (g[c] == me ? SNAKE_SELF : SNAKE_OTHER);
+            continue;
+        }
         for (int r = 0; r < side; r++) {
             int mr = hr - v + r;
             for (int c = 0; c < side; c++) {
