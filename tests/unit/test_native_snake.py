@@ -304,3 +304,23 @@ def test_training_runs_over_rows_that_leave_and_return():
     summary = train("ocean/snake", overrides, on_update=lambda p: stats.append(p["env_stats"]))
     assert summary["steps"] >= 1536 and summary["episodes"] > 20
     assert stats[-1]["died"] == 1.0 and stats[-1]["score"] >= 1
+
+
+def test_a_one_wide_map_still_kills_sideways_moves():
+    """On a 1-cell-wide map a step left from a grown snake leaves the map (death); it must not be
+    mistaken for a turn into the neck (whose cell index it would share in row-major order)."""
+    env = _env(width=1, height=3, num_snakes=1, num_food=1, vision=1)
+    try:
+        for seed in range(200):  # the snake at the top, the food below it
+            env.reset(seed=seed)
+            crop = _crop(env, 0, 1)
+            if crop[0, 1] == WALL and crop[2, 1] == FOOD:
+                break
+        else:
+            pytest.fail("no seed puts the snake at the top and the food below it")
+        env.step(np.array([DOWN]))
+        assert env.rewards[0] == pytest.approx(0.1) and (env.observations[0] == SELF).sum() == 2
+        env.step(np.array([LEFT]))
+        assert env.terminals[0] and env.rewards[0] == -1.0
+    finally:
+        env.close()

@@ -223,7 +223,7 @@ static void snake_move(Snake* env, int i) {
     int d = (a >= 0 && a < 4) ? a : env->dir[i];
     if (env->length[i] > 1) { /* turning back into the neck goes straight on */
         int neck = ring[(env->head[i] - 1 + max) % max];
-        if (neck == (r + SNAKE_DR[d]) * W + c + SNAKE_DC[d]) d = env->dir[i];
+        if (neck / W == r + SNAKE_DR[d] && neck % W == c + SNAKE_DC[d]) d = env->dir[i];
     }
     int nr = r + SNAKE_DR[d], nc = c + SNAKE_DC[d];
     env->dir[i] = d;
