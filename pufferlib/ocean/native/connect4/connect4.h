@@ -1,4 +1,4 @@
-/* connect4.h: Connect Four for two players, self-play: two agent rows per env, one per player.
+/* Connect Four: two players in self-play (one agent row each), the legal-action mask in the observation.
  *
  * A 6 x 7 board; players drop pieces into columns (Discrete(7): the column) and the first to line
  * up four (row, column or diagonal) wins. Both rows are stepped every call; only the move of the

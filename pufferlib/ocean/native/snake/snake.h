@@ -1,4 +1,4 @@
-/* snake.h: many snakes on one map (multi-agent), as PufferLib's Ocean snake.
+/* Snake: many snakes on one map (multi-agent, one agent row per snake), as PufferLib's Ocean snake.
  *
  * One env instance is a width x height map with `num_snakes` snakes (one agent row each) and
  * `num_food` food cells. Each row observes the (2*vision+1)^2 square of the map centred on its own
