@@ -258,7 +258,7 @@ def train_rows(python: Path, names: list[str], repeats: int, seconds: float, kee
                     row = _sample(row, lambda n=name, d=saved: train_ours(n, seconds, d))
                 rows.append(row)
                 if "sps" in row:
-                    shown = f"{row['sps']:,.0f} SPS, score {row['score']}, {row['steps']:,} steps"
+                    shown = f"{row['sps']:,.0f} SPS, score {row['score'] or 0:.1f}, {row['steps']:,} steps"
                     shown += f" in {row['seconds']:.0f} s"
                 else:
                     shown = row.get("skip") or row["error"]
