@@ -44,6 +44,8 @@ class Binding:
     # matrix's `render` check then asserts the frames have it and are not blank. The env may report which
     # renderer drew them as `env.render_backend` (a string, or a callable returning one).
     pixels: tuple[int, ...] = ()
+    native: bool = False  # a C Ocean env: backend native runs vec.num_envs instances in one PufferEnv
+    hint: str = ""  # how to make it available when that is not a pip extra
 
     @property
     def family(self) -> str:
@@ -51,6 +53,8 @@ class Binding:
 
     @property
     def install_hint(self) -> str:
+        if self.hint:
+            return self.hint
         return f"pip install 'pufferlib[{self.extra}]'" if self.extra else ""
 
     def missing(self) -> list[str]:
@@ -167,6 +171,23 @@ def get(name: str) -> Binding:
     raise UnknownEnvironmentError(
         f"Unknown environment {name!r}.{hint} `puffer envs --all` lists all {len(known)}.{failed}"
     )
+
+
+def family_env_creator(family: str) -> Callable[[str], Callable[..., PufferEnv]]:
+    """The `env_creator(name)` of a family module, as PufferLib's families have it.
+
+    Each family module binds it once (`env_creator = family_env_creator("ocean")`); calling it gives
+    the picklable creator of the registered or catalogued `family/name`, without importing the
+    env's packages (they load when the creator is called).
+    """
+
+    def env_creator(name: str) -> Callable[..., PufferEnv]:
+        return get(f"{family}/{name}").env_creator()
+
+    env_creator.__doc__ = (
+        f"The picklable creator of `{family}/<name>` (an UnknownEnvironmentError names close matches)."
+    )
+    return env_creator
 
 
 def make(name: str, **kwargs: Any) -> PufferEnv:
