@@ -186,9 +186,10 @@ def _cell(rows: list[dict], key: str, fmt: str, count_errors: bool = False) -> s
 
 def train_table(rows: list[dict]) -> str:
     """`puffer train` end to end, PufferLib 3.0 beside ours: per env the median SPS over repeats, its
-    ratio, and the median score and steps each reached in the same wall time."""
-    head = ["env", "seconds", "PL 3.0 SPS", "ours SPS", "ours / PL 3.0", "PL 3.0 score", "ours score"]
-    head += ["PL 3.0 steps", "ours steps"]
+    ratio, and the median score and steps each reached in the wall-time budget (each stops at its first
+    update or log past it, so the seconds it took are shown too)."""
+    head = ["env", "budget", "PL 3.0 SPS", "ours SPS", "ours / PL 3.0", "PL 3.0 score", "ours score"]
+    head += ["PL 3.0 steps in", "ours steps in"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for env in dict.fromkeys(r["env"] for r in rows):
         pl3 = [r for r in rows if r["env"] == env and r["side"] == "pl3"]
@@ -197,12 +198,14 @@ def train_table(rows: list[dict]) -> str:
         seconds = _median(pl3 + ours, "seconds_asked")
         out = [
             env,
-            f"{seconds:.0f}" if seconds else "-",
+            f"{seconds:.0f} s" if seconds else "-",
             _cell(pl3, "sps", "rate", count_errors=True),
             _cell(ours, "sps", "rate", count_errors=True),
         ]
         out.append(f"{a / b:.2f}x" if a and b else "-")
         out += [_cell(pl3, "score", "{:.1f}"), _cell(ours, "score", "{:.1f}")]
-        out += [_cell(pl3, "steps", "{:,.0f}"), _cell(ours, "steps", "{:,.0f}")]
+        for side in (pl3, ours):
+            steps, took = _median(side, "steps"), _median(side, "seconds")
+            out.append(f"{steps:,.0f} in {took:.0f} s" if steps and took else _cell(side, "steps", "{:,.0f}"))
         lines.append("| " + " | ".join(out) + " |")
     return "\n".join(lines)

@@ -83,14 +83,24 @@ def test_the_raw_table_sets_ours_beside_pufferlib3_with_a_ratio():
 def test_the_train_table_gives_medians_a_ratio_and_counts_errors():
     def row(side, sps=None, score=None, error=None):
         r = {"repeat": 0, "env": "cartpole", "seconds_asked": 60.0, "side": side}
-        r.update({"error": error} if error else {"sps": sps, "score": score, "steps": int(sps * 60)})
+        r.update(
+            {"error": error} if error else {"sps": sps, "score": score, "steps": int(sps * 61), "seconds": 61}
+        )
         return r
 
     rows = [row("pl3", 35e3, 180.0), row("pl3", 34e3, 170.0), row("pl3", 36e3, 190.0)]
     rows += [row("ours", 42e3, 200.0), row("ours", 44e3, 210.0), row("ours", error="RuntimeError: x")]
     line = report.train_table(rows).splitlines()[-1]
-    assert line.startswith(
-        "| cartpole | 60 | 35.0k ±3% | 43.0k ±2%, error (1/3 samples) | 1.23x | 180.0 | 205.0 |"
+    assert line == (
+        "| cartpole | 60 s | 35.0k ±3% | 43.0k ±2%, error (1/3 samples) | 1.23x | 180.0 | 205.0 "
+        "| 2,135,000 in 61 s | 2,623,000 in 61 s |"
+    )
+    skipped = [
+        row("pl3", 35e3, 180.0),
+        {"repeat": 0, "env": "cartpole", "side": "ours", "skip": "not built yet"},
+    ]
+    assert (
+        report.train_table(skipped).splitlines()[-1].endswith("| - | 180.0 | n/a | 2,135,000 in 61 s | n/a |")
     )
 
 
