@@ -300,6 +300,9 @@ def _check(names: str, valid: list[str], flag: str) -> list[str]:
 def run(args: Any, machine: Callable[[None], dict[str, Any]]) -> int:
     """`puffer bench --pufferlib3` once the CLI has parsed it; `machine` is cli.machine."""
     try:
+        for flag, value, least in (("--raw-seconds", args.raw_seconds, 0.1), ("--repeats", args.repeats, 1)):
+            if value < least:
+                raise ValueError(f"{flag} must be at least {least}, got {value}")
         raw = _check(args.pl3_envs, list(RAW), "--pl3-envs")
         trained = _check(args.train_envs, list(RAW), "--train-envs") if args.train_seconds > 0 else []
         python = peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)

@@ -122,6 +122,13 @@ def test_an_unknown_env_is_refused_with_the_valid_ones(capsys):
     assert "--pl3-envs: unknown tetris; valid: squared, cartpole, breakout, pong, snake, connect4" in err
 
 
+def test_a_timed_span_too_short_to_measure_is_refused(capsys):
+    code, err = bench("--raw-seconds", "0", capsys=capsys)
+    assert code == 2 and "--raw-seconds must be at least 0.1, got 0.0" in err
+    code, err = bench("--repeats", "0", capsys=capsys)
+    assert code == 2 and "--repeats must be at least 1, got 0" in err
+
+
 def test_a_native_env_not_in_this_checkout_is_not_built_yet():
     assert pufferlib3.native_missing("no_such_env").startswith("not built yet")
 
