@@ -41,10 +41,12 @@ QUICK = (
     "classic_control/CartPole-v1",
     "bsuite/catch/0",
     "open_spiel/tic_tac_toe",
+    "ocean/connect4",
     "mujoco/InvertedPendulum-v5",
 )
 # Rows that take minutes to an hour on 2 cores -> their time budget per run (seconds).
 LONG = {
+    "ocean/snake": 900.0,
     "classic_control/Pendulum-v1": 900.0,
     "box2d/LunarLander-v3": 3600.0,
     "box2d/LunarLanderContinuous-v3": 3600.0,
