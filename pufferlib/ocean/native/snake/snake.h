@@ -12,22 +12,22 @@
  * Snakes move one after the other in row order, each seeing the map as the snakes before it left
  * it. A snake whose head enters a wall, a snake (itself included, tail too) dies: reward
  * `reward_death`. Eating food gives `reward_food` and grows the snake by one (up to
- * `max_snake_length`); new food appears at a random empty (or corpse) cell at the end of the step, so the map
- * keeps `num_food` food cells while there is room. With `leave_corpse` a dead snake leaves a
- * corpse on every other cell of its body, eaten like food for `reward_corpse` (corpses are not
- * replaced).
+ * `max_snake_length`); new food appears at a random free cell (empty, or a corpse it replaces) at
+ * the end of the step, so the map keeps `num_food` food cells while there is room. With
+ * `leave_corpse` a dead snake leaves a corpse on every other cell of its body, eaten like food for
+ * `reward_corpse` (corpses are not replaced).
  *
  * Episodes, terminals, truncation and autoreset. Every snake's episode ends on its own:
  *   - death: terminal = 1 on its row, with reward_death;
  *   - `max_steps` > 0 and the episode reached that many steps: truncation = 1 (reward of that step
  *     kept); the snake is removed (no corpse) and respawns like a dead one.
  * The ended episode is added to the log in that step. With `respawn_delay` 0 (default) the snake
- * respawns (length 1, at a random empty or corpse cell) in the same step: the observation that comes with the
- * terminal/truncation is the new episode's first and the row's mask stays 1. With
+ * respawns (length 1, at a random free cell) in the same step: the observation that comes with
+ * the terminal/truncation is the new episode's first and the row's mask stays 1. With
  * `respawn_delay` k > 0 the row is absent for k steps, from the step of the death (which still
  * carries its terminal/truncation and reward) to the step before it respawns: mask 0, observation
  * all zeros, reward 0 after the death step; then mask 1 again with the new episode's first
- * observation (terminal 0). A snake that finds no empty cell to respawn on stays absent
+ * observation (terminal 0). A snake that finds no free cell to respawn on stays absent
  * (mask 0) and retries every step; food that finds no room is retried every step as well.
  * c_reset respawns every snake and refills the food.
  *
