@@ -54,11 +54,6 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 #define PN_CAT(a, b) PN_CAT_(a, b)
 #define PN_MODULE_NAME PN_STR(ENV_NAME)
 #define PN_CAPSULE "pufferlib.native.VecEnv"
-#ifdef OBS_FIELDS
-#define PN_OBS_FIELDS OBS_FIELDS
-#else
-#define PN_OBS_FIELDS ""
-#endif
 #ifndef ANSI_SIZE
 #define ANSI_SIZE 16384
 #endif
@@ -592,6 +587,13 @@ static int pn_add(PyObject* m, const char* name, PyObject* value) {
     Py_XDECREF(value);
     return rc;
 }
+
+/* The named parts of a row, exported as the module's OBS_FIELDS ("" when the binding names none). */
+#ifdef OBS_FIELDS
+#define PN_OBS_FIELDS OBS_FIELDS
+#else
+#define PN_OBS_FIELDS ""
+#endif
 
 PyMODINIT_FUNC PN_CAT(PyInit_, ENV_NAME)(void) {
     import_array();
