@@ -3,6 +3,7 @@ the optional build, and the ladder's and the fuzz harness's own checks going red
 
 import collections
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -236,3 +237,12 @@ def test_build_native_compiles_one_env_and_refuses_unknown_names(tmp_path, capsy
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.ACT_SIZES == (2,) and not list(tmp_path.glob("*.tmp"))
+
+
+def test_bench_native_reports_every_native_env_with_the_load(capsys):
+    from pufferlib.bench import native as bench
+
+    assert bench.run(64, 0.05, 1, as_json=True) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["env"] for r in doc["rows"]} >= {"ocean/cartpole", "ocean/squared"} and len(doc["load"]) == 3
+    assert all(r["sps"] > 0 and r["num_envs"] == 64 for r in doc["rows"])
