@@ -8,7 +8,7 @@ from typing import Any
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
 from pufferlib.environments import ocean_native
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 Policy = "pufferlib.models:Default"
 ENVS = (
@@ -43,6 +43,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     cls = _env_class(name)
     wrapper = PettingZooPufferEnv if name in MULTIAGENT else GymnasiumPufferEnv
     return wrapper(env=cls(**kwargs), buf=buf, seed=seed)
+
+
+env_creator = family_env_creator("ocean")  # PufferLib's env_creator(name)
 
 
 for _name in ENVS:
