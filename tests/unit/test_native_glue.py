@@ -246,3 +246,14 @@ def test_bench_native_reports_every_native_env_with_the_load(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert {r["env"] for r in doc["rows"]} >= {"ocean/cartpole", "ocean/squared"} and len(doc["load"]) == 3
     assert all(r["sps"] > 0 and r["num_envs"] == 64 for r in doc["rows"])
+
+
+def test_an_unclosed_env_is_freed_by_its_destructor():
+    Ladder("cartpole").close_frees(num_envs=256, close=False)
+
+
+def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
+    squared = ROOT / "pufferlib" / "ocean" / "native" / "squared" / "binding.c"
+    assert fuzz(squared, tmp_path, 2000, kwargs={"distance_to_target": 3}).returncode == 0
+    bad = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": 0})
+    assert bad.returncode == 1 and "a PN_KW_ value out of range?" in bad.stderr
