@@ -257,3 +257,13 @@ def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
     assert fuzz(squared, tmp_path, 2000, kwargs={"distance_to_target": 3}).returncode == 0
     bad = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": 0})
     assert bad.returncode == 1 and "a PN_KW_ value out of range?" in bad.stderr
+
+
+def test_a_handle_only_works_with_its_own_module():
+    """A squared handle given to cartpole's functions is refused (their Env structs differ)."""
+    squared = NativeEnv("squared")
+    with pytest.raises(ValueError, match="incorrect name"):
+        cp.vec_step(squared._handle)
+    with pytest.raises(ValueError, match="invalid PyCapsule"):
+        cp.vec_log(object())
+    squared.close()

@@ -65,7 +65,7 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 #define PN_CAT_(a, b) a##b
 #define PN_CAT(a, b) PN_CAT_(a, b)
 #define PN_MODULE_NAME PN_STR(ENV_NAME)
-#define PN_CAPSULE "pufferlib.native.VecEnv"
+#define PN_CAPSULE "pufferlib.ocean.native." PN_MODULE_NAME  /* per module: no handle of another env */
 #ifndef ANSI_SIZE
 #define ANSI_SIZE 16384
 #endif
