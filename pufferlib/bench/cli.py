@@ -86,6 +86,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
     p.add_argument("--markdown", help="write the table (and machine) to this Markdown file; a .png beside")
     p.add_argument("--from-json", help="only render the table of an earlier --json-file (with --markdown)")
+    p.add_argument(
+        "--native",
+        action="store_true",
+        help="instead: raw steps/s of every native Ocean env, 1024 instances (--num-envs N), one process",
+    )
     p.set_defaults(func=run)
 
 
@@ -125,6 +130,12 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.native:
+        from pufferlib.bench import native
+
+        explicit = args.num_envs != "2,8"  # the vector benchmark's default; native's is 1024 instances
+        count = int(args.num_envs.split(",")[0]) if explicit else 1024
+        return native.run(count, 0.25 if args.quick else 1.0, args.repeats, args.json)
     if args.json:  # --json: stdout carries the JSON document and nothing else
         with contextlib.redirect_stdout(sys.stderr):
             code = _run(args)

@@ -29,6 +29,13 @@ import pufferlib
 from pufferlib.frameworks.cleanrl import RecurrentPolicy, sample_logits
 
 
+def episodes_in(info: dict) -> int:
+    """How many episodes an episode info stands for: a native env's info holds the means of `n`
+    (pufferlib.ocean.native), an emulated env's is one episode."""
+    n = info.get("n", 1)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+
+
 @dataclass
 class Step:
     """What one act step produced for the rows of one batch (tensors on the actor's device)."""

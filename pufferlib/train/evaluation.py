@@ -18,7 +18,7 @@ import pufferlib.environments as envs
 from pufferlib.train import checkpoint as checkpoints
 from pufferlib.train import config as configuration
 from pufferlib.train import normalize
-from pufferlib.train.act import Actor
+from pufferlib.train.act import Actor, episodes_in
 from pufferlib.train.config import ConfigError
 from pufferlib.train.setup import make_policy, make_vecenv, resolve_device
 
@@ -106,8 +106,9 @@ def _play(vecenv, actor: Actor, episodes: int, deadline: float) -> tuple[list[fl
         steps += int(masks.sum())
         for info in infos:
             if isinstance(info, dict) and "episode_return" in info:
-                returns.append(float(info["episode_return"]))
-                lengths.append(float(info.get("episode_length", 0)))
+                n = episodes_in(info)  # a native env's info: the means of n episodes
+                returns.extend([float(info["episode_return"])] * n)
+                lengths.extend([float(info.get("episode_length", 0))] * n)
         step = actor(obs, terminals, truncations, np.asarray(env_ids, dtype=np.int64), masks)
         vecenv.send(step.action.cpu().numpy())
     return returns[:episodes], lengths[:episodes], steps

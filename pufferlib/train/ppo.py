@@ -46,7 +46,7 @@ from torch import nn
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
 from pufferlib.train import checkpoint, distributed, memory, normalize, rundir, versus
-from pufferlib.train.act import Actor
+from pufferlib.train.act import Actor, episodes_in
 from pufferlib.train.config import Config
 from pufferlib.train.setup import (
     check_compile,
@@ -189,9 +189,7 @@ class Runner:
         for info in infos:
             if "episode_return" not in info:
                 continue
-            # A native env reports the means of `n` episodes in one info: it counts n times.
-            n = info.get("n", 1)
-            n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+            n = episodes_in(info)  # a native env's info holds the means of n episodes: it counts n times
             self.episodes += n
             for key, value in info.items():
                 if key != "n" and isinstance(value, int | float) and not isinstance(value, bool):

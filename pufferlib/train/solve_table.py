@@ -38,6 +38,8 @@ QUICK = (
     "ocean/spaces",
     "ocean/squared",
     "ocean/stochastic",
+    "ocean/cartpole",
+    "ocean/template",
     "classic_control/CartPole-v1",
     "bsuite/catch/0",
     "open_spiel/tic_tac_toe",

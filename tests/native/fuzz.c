@@ -4,7 +4,8 @@
  *      -DPN_BINDING='"pufferlib/ocean/native/cartpole/binding.c"' tests/native/fuzz.c -lm -o fuzz
  *   ./fuzz [ITERATIONS] [SEED]
  *
- * The binding.c is included with PN_NO_PYTHON (its defines and my_init, defaults for every kwarg). Random
+ * The binding.c is included with PN_NO_PYTHON (its defines and my_init; game kwargs from PN_KW_<key>
+ * environment variables, e.g. PN_KW_distance_to_target=3, else their defaults). Random
  * sequences of reset/step/render/ansi/close on a few instances with exactly sized heap buffers (so ASan
  * sees any write past an env's rows), fed in-range, boundary and out-of-range actions. Every instance has
  * a twin with the same seed and actions whose buffers were poisoned differently (NaN / 0xFF vs 0x00):
@@ -91,7 +92,7 @@ static void create(Twin* t, uint64_t seed) {
     t->env.masks = t->masks;
     t->env.num_agents = agents;
     pn_seed(&t->env.rng, seed);
-    if (my_init(&t->env, NULL) != 0) FAIL("my_init(env, NULL) failed");
+    if (my_init(&t->env, NULL) != 0) FAIL("my_init(env, NULL) failed (a PN_KW_ value out of range?)");
     t->live = 1;
 }
 
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
     agents = my_num_agents(NULL);
     obs_size = pn_fuzz_obs_size();
-    if (agents < 1 || obs_size < 1) FAIL("my_num_agents/obs size < 1");
+    if (agents < 1 || obs_size < 1) FAIL("my_num_agents or the observation shape failed (a PN_KW_ value out of range?)");
     pn_rng rng;
     pn_seed(&rng, seed);
     enum { PAIRS = 3 };

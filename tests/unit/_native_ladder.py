@@ -41,13 +41,22 @@ def compiler() -> str:
     return cc
 
 
-def fuzz(binding: Path, tmp: Path, iterations: int = 20000, seed: int = 1, defines: tuple[str, ...] = ()):
-    """Compile the sanitizer harness around `binding` (a binding.c) and run it; returns the completed run."""
+def fuzz(
+    binding: Path,
+    tmp: Path,
+    iterations: int = 20000,
+    seed: int = 1,
+    defines: tuple[str, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+):
+    """Compile the sanitizer harness around `binding` (a binding.c) and run it with game `kwargs` (as
+    PN_KW_<key> variables); returns the completed run."""
     exe = tmp / f"fuzz_{binding.parent.name}"
     build = [compiler(), *SANITIZE, f"-I{NATIVE}", *(f"-D{d}" for d in defines)]
     build += [f'-DPN_BINDING="{binding}"', str(HARNESS), "-lm", "-o", str(exe)]
     subprocess.run(build, check=True, capture_output=True, text=True, timeout=120)
     env = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
+    env.update({f"PN_KW_{key}": str(value) for key, value in (kwargs or {}).items()})
     return subprocess.run(
         [str(exe), str(iterations), str(seed)], capture_output=True, text=True, timeout=120, env=env
     )
@@ -226,14 +235,16 @@ class Ladder:
         assert isinstance(text, str) and text.strip(), f"{self.name}: empty ANSI text"
         env.close()
 
-    def close_frees(self, cycles: int = 1000, num_envs: int = 64) -> None:
-        """1,000 create/step/close cycles; RSS must stay flat (a leaked env set or buffer would show)."""
+    def close_frees(self, cycles: int = 1000, num_envs: int = 64, close: bool = True) -> None:
+        """1,000 create/step/close cycles; RSS must stay flat (a leaked env set or buffer would show).
+        close=False drops each env unclosed: the handle's destructor must free it all the same."""
 
         def cycle() -> None:
             env = self.make(1, num_envs=num_envs)
             env.reset(1)
             env.step(np.zeros(env.actions.shape, np.int32))
-            env.close()
+            if close:
+                env.close()
 
         for _ in range(100):
             cycle()
@@ -244,6 +255,6 @@ class Ladder:
         assert grown < 2048, f"{self.name}: RSS grew {grown} KiB over {cycles} create/close cycles"
 
     def fuzz_clean(self, tmp: Path, iterations: int = 20000, binding: Path | None = None) -> None:
-        run = fuzz(binding or NATIVE / self.name / "binding.c", tmp, iterations)
+        run = fuzz(binding or NATIVE / self.name / "binding.c", tmp, iterations, kwargs=self.kwargs)
         assert run.returncode == 0 and run.stdout.startswith("ok"), (run.stdout + run.stderr)[-3000:]
         assert not re.search(r"runtime error|AddressSanitizer", run.stderr), run.stderr[-3000:]

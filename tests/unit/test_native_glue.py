@@ -3,6 +3,7 @@ the optional build, and the ladder's and the fuzz harness's own checks going red
 
 import collections
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -236,3 +237,33 @@ def test_build_native_compiles_one_env_and_refuses_unknown_names(tmp_path, capsy
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.ACT_SIZES == (2,) and not list(tmp_path.glob("*.tmp"))
+
+
+def test_bench_native_reports_every_native_env_with_the_load(capsys):
+    from pufferlib.bench import native as bench
+
+    assert bench.run(64, 0.05, 1, as_json=True) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["env"] for r in doc["rows"]} >= {"ocean/cartpole", "ocean/squared"} and len(doc["load"]) == 3
+    assert all(r["sps"] > 0 and r["num_envs"] == 64 for r in doc["rows"])
+
+
+def test_an_unclosed_env_is_freed_by_its_destructor():
+    Ladder("cartpole").close_frees(num_envs=256, close=False)
+
+
+def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
+    squared = ROOT / "pufferlib" / "ocean" / "native" / "squared" / "binding.c"
+    assert fuzz(squared, tmp_path, 2000, kwargs={"distance_to_target": 3}).returncode == 0
+    bad = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": 0})
+    assert bad.returncode == 1 and "a PN_KW_ value out of range?" in bad.stderr
+
+
+def test_a_handle_only_works_with_its_own_module():
+    """A squared handle given to cartpole's functions is refused (their Env structs differ)."""
+    squared = NativeEnv("squared")
+    with pytest.raises(ValueError, match="incorrect name"):
+        cp.vec_step(squared._handle)
+    with pytest.raises(ValueError, match="invalid PyCapsule"):
+        cp.vec_log(object())
+    squared.close()

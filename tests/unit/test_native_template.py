@@ -4,7 +4,7 @@ vec.backend native. Copy this file with the folder when you write an env (docs/n
 import pytest
 from _native_ladder import Ladder
 
-from pufferlib.train import train
+from pufferlib.train import evaluate, train
 
 ladder = Ladder("template")
 
@@ -34,3 +34,7 @@ def test_fuzz_under_asan_and_ubsan(tmp_path):
 def test_trains_to_solved_with_the_native_backend(tmp_path):
     summary = train("ocean/template", {"train.total_timesteps": 200_000}, checkpoint_dir=tmp_path)
     assert summary["solved"], summary
+    result = evaluate(
+        "ocean/template", summary["checkpoint"], episodes=300
+    )  # 256 instances: some infos hold n > 1
+    assert result["episodes"] == 300 and result["solved"], result

@@ -15,8 +15,9 @@
  * call and joined before it returns: nothing survives a call, so fork() after it is safe).
  */
 #ifdef PN_NO_PYTHON
-/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. Every
- * kwarg helper returns its default, so my_init(env, NULL) configures the default game. */
+/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. A kwarg
+ * helper reads the environment variable PN_KW_<key> when set (so a harness can run other configs), else
+ * returns its default; a value outside the range fails my_init. */
 typedef struct _object PyObject;
 static int my_num_agents(PyObject* kwargs);
 static int my_init(Env* env, PyObject* kwargs);
@@ -28,16 +29,28 @@ static const char* pn_log_fields[] = {LOG_FIELDS};
 #define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
 _Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
                "Log must hold exactly one float per LOG_FIELDS name");
+#include <stdio.h>
+static const char* pn_kw_env(const char* key) {
+    char name[128];
+    snprintf(name, sizeof(name), "PN_KW_%s", key);
+    return getenv(name);
+}
 __attribute__((unused)) static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi,
                                              int* out) {
-    (void)kwargs, (void)key, (void)lo, (void)hi;
-    *out = (int)dflt;
+    (void)kwargs;
+    const char* v = pn_kw_env(key);
+    long x = v ? strtol(v, NULL, 10) : dflt;
+    if (x < lo || x > hi) return -1;
+    *out = (int)x;
     return 0;
 }
 __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo,
                                                double hi, float* out) {
-    (void)kwargs, (void)key, (void)lo, (void)hi;
-    *out = (float)dflt;
+    (void)kwargs;
+    const char* v = pn_kw_env(key);
+    double x = v ? strtod(v, NULL) : dflt;
+    if (!(x >= lo && x <= hi)) return -1;
+    *out = (float)x;
     return 0;
 }
 #else
@@ -53,7 +66,7 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 #define PN_CAT_(a, b) a##b
 #define PN_CAT(a, b) PN_CAT_(a, b)
 #define PN_MODULE_NAME PN_STR(ENV_NAME)
-#define PN_CAPSULE "pufferlib.native.VecEnv"
+#define PN_CAPSULE "pufferlib.ocean.native." PN_MODULE_NAME  /* per module: no handle of another env */
 #ifndef ANSI_SIZE
 #define ANSI_SIZE 16384
 #endif
