@@ -132,6 +132,9 @@ def check_config(cfg: Config) -> None:
             f"train.bptt_horizon ({tc['bptt_horizon']}) must divide train.num_steps ({tc['num_steps']}) "
             "when rnn.enabled"
         )
+    for key in ("checkpoint_minutes", "checkpoint_interval", "keep_checkpoints"):
+        if tc[key] < 0:
+            raise ConfigError(f"train.{key} must be >= 0 (0 turns it off), got {tc[key]}")
     if cfg["vec"]["num_envs"] < 1:
         raise ConfigError(f"vec.num_envs must be >= 1, got {cfg['vec']['num_envs']}")
 
