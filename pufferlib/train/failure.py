@@ -49,9 +49,10 @@ def describe(error: BaseException, update: int, run_dir: Path | None) -> str:
         return f"update {update}: the run directory {run_dir} was deleted while the run went on"
     if isinstance(error, NonFiniteLoss):
         return str(error)
-    text = str(error).strip()
-    first = text.splitlines()[0] if text else ""
-    return f"update {update}: {type(error).__name__}" + (f": {first}" if first else "")
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    # a worker's error carries the remote traceback: its first line says where, its last one what
+    text = lines[0] if len(lines) < 2 else f"{lines[0]} {lines[-1]}"
+    return f"update {update}: {type(error).__name__}" + (f": {text}" if text else "")
 
 
 def resume_command(run_dir: str | Path | None) -> str | None:
