@@ -24,6 +24,7 @@ one line naming the folder and its free space, and leaves no partial file behind
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import shutil
 import time
@@ -79,11 +80,14 @@ def save(
         payload["normalize"] = normalize
     if resume is not None:
         payload["resume"] = resume
+    data = io.BytesIO()  # serialised first: a failed write is then Python's OSError, with its errno
+    torch.save(payload, data)
     tmp = path.with_suffix(".tmp")
     try:
-        torch.save(payload, tmp)
+        with open(tmp, "wb") as f:
+            f.write(data.getbuffer())
         tmp.replace(path)  # never a half-written file under the final name
-    except (OSError, RuntimeError) as e:  # torch's writer reports a failed write as RuntimeError
+    except OSError as e:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
         raise CheckpointSaveError(save_failure(run_dir, e)) from None

@@ -11,9 +11,12 @@ exits with 1; `--debug` shows the traceback too.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from pathlib import Path
 from typing import Any
+
+EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: |$)")
 
 
 class TrainingError(RuntimeError):
@@ -50,8 +53,10 @@ def describe(error: BaseException, update: int, run_dir: Path | None) -> str:
     if isinstance(error, NonFiniteLoss):
         return str(error)
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    # a worker's error carries the remote traceback: its first line says where, its last one what
-    text = lines[0] if len(lines) < 2 else f"{lines[0]} {lines[-1]}"
+    text = lines[0] if lines else ""
+    if len(lines) > 1:  # a worker's error carries the remote traceback: its first line says where,
+        raised = [line for line in lines[1:] if EXCEPTION_LINE.match(line)]  # its exception what
+        text += " " + (raised[-1] if raised else lines[-1])
     return f"update {update}: {type(error).__name__}" + (f": {text}" if text else "")
 
 

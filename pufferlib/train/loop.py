@@ -262,7 +262,7 @@ def _loop(
         except checkpoint.CheckpointSaveError as e:
             if message is None:
                 reason, error, message = "error", e, str(e)
-            elif run_dir.is_dir():
+            elif run_dir.is_dir() and not isinstance(error, checkpoint.CheckpointSaveError):
                 message += f"; {e}"
     if lost is not None:
         lost.checkpoint = None if saved is None else str(saved)
