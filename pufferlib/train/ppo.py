@@ -519,12 +519,3 @@ def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
     if weights is None:
         return x.mean()
     return (x * weights).sum() / weights.sum().clamp(min=1)
-
-
-def __getattr__(name: str) -> Any:
-    """`learn` moved to loop.py (it builds on this module): ppo.learn still finds it."""
-    if name == "learn":
-        from pufferlib.train.loop import learn
-
-        return learn
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -57,7 +57,7 @@ class Backend(Protocol):
 
 
 def record(progress: dict[str, Any]) -> dict[str, Any]:
-    """One metrics.jsonl line from the trainer's progress dict (ppo.progress). Values that are not
+    """One metrics.jsonl line from the trainer's progress dict (loop.progress). Values that are not
     known yet (no episode ended, no loss before the first update) are null."""
     elapsed = progress["elapsed"]
     out: dict[str, Any] = {
