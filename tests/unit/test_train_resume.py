@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from pufferlib.cli import main
-from pufferlib.train import checkpoint, evaluate, rundir, train
+from pufferlib.train import checkpoint, config, evaluate, rundir, train
 
 ENV = "classic_control/CartPole-v1"
 UPDATES, CUT, ROWS, STEPS = 16, 8, 4, 64
@@ -181,3 +181,22 @@ def test_checkpoints_of_the_wrong_shape_are_refused(tmp_path, capsys):
         assert main(["eval", ENV, "--checkpoint", str(tmp_path / "model.pt")]) == 2
         err = capsys.readouterr().err
         assert f"its {key!r} should be" in err and "Traceback" not in err
+
+
+def test_checkpoints_every_few_minutes_by_default(tmp_path):
+    overrides = {"vec.num_envs": 8, "train.num_steps": 32, "train.stop_when_solved": False}
+    overrides["train.total_timesteps"] = 8 * 32 * 6
+    overrides |= {"train.checkpoint_minutes": 1e-5, "track.tensorboard": False}  # every update, by the clock
+    summary = train("ocean/bandit", overrides, run_dir=tmp_path / "run")
+    kept = checkpoint.listed(tmp_path / "run")
+    assert 3 <= len(kept) <= 4 and kept[-1] == Path(summary["checkpoint"])
+    assert summary["updates"] == 6 and [p.name for p in kept[-3:]] == [checkpoint.name(u) for u in (4, 5, 6)]
+    assert (
+        config.defaults()["train"]["checkpoint_minutes"] == 10
+        and config.defaults()["train"]["keep_checkpoints"] == 3
+    )
+
+
+def test_checkpoint_settings_are_checked(capsys):
+    assert main(["train", "ocean/bandit", "--train.run-dir", "", "--train.keep-checkpoints", "-1"]) == 2
+    assert "train.keep_checkpoints must be >= 0" in capsys.readouterr().err
