@@ -53,13 +53,13 @@ def learn(
     dashboard is one; experiment tracking and sweeps plug in the same way.
 
     resume_from: a checkpoint, or a run directory (its latest checkpoint): the run continues from
-    its weights, optimizer, counters, statistics and RNG states. prepare(resumed): called
-    once the envs, the policy and the optimizer are built (so a bad config or a missing backend
-    leaves nothing behind), before the first rollout, with the resume state (None for a new run);
-    returns more hooks, called before `hooks` (train() makes the run
-    directory and its tracking there). hold: the signals.Hold that keeps stop signals off the final
-    save (train() releases it after summary.json; by default learn() does, before it returns).
-    An error inside the loop is raised as failure.TrainingError once the run is saved.
+    its weights, optimizer, counters, statistics and RNG states. prepare(resumed): called once the
+    envs, the policy and the optimizer are built (so a bad config or a missing backend leaves
+    nothing behind), before the first rollout, with the resume state (None for a new run); it
+    returns more hooks, called before `hooks` (train() makes the run directory and its tracking
+    there). hold: the signals.Hold that keeps stop signals off the final save (train() releases it
+    after summary.json; by default learn() does, before it returns). An error inside the loop is
+    raised as failure.TrainingError once the run is saved.
 
     Under torchrun each rank runs this with its own envs (distributed.py): hooks and checkpoints
     on rank 0 only, steps, SPS and the budgets global.
