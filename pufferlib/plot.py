@@ -24,7 +24,10 @@ from typing import Any
 import numpy as np
 
 FORMATS = (".png", ".svg")
-IGNORED_KEYS = {"train": ("seed", "run_dir", "checkpoint_interval"), "track": None}  # None: the section
+IGNORED_KEYS = {
+    "train": ("seed", "run_dir", "checkpoint_interval", "checkpoint_minutes", "keep_checkpoints"),
+    "track": None,
+}  # None: the section
 
 
 class PlotError(ValueError):

@@ -5,15 +5,16 @@
     summary["solved"], summary["mean_return"], summary["sps"]
     pufferlib.train.evaluate("ocean/squared", "checkpoints/.../model_000042.pt", episodes=100)
 
-The summary dict holds at least env, steps, seconds, sps, mean_return and solved (see ppo.learn).
+The summary dict holds at least env, steps, seconds, sps, mean_return and solved (see loop.learn).
 Importing this package does not import torch; train() and evaluate() do.
 
 The modules, one idea each: config (TOML defaults, overrides and the valid ranges), setup (vector
 env, policy, device), memory (the rollout's layout and whether it fits), act (the act step shared by
-rollouts and evaluation), ppo (rollouts, GAE, the update and the loop), checkpoint (save/load),
-evaluation, signals (SIGTERM/SIGHUP as Ctrl-C), dashboard (the live view and the plain progress
-lines), rundir (a run's directory), tracking (metrics.jsonl, TensorBoard, W&B, Neptune: the per-
-update hook).
+rollouts and evaluation), ppo (rollouts, GAE, the update), loop (learn: the training loop),
+checkpoint (save/load, which to keep), resume (the training state a checkpoint holds, continuing a
+run directory), failure (how a failed run ends), evaluation, signals (SIGTERM/SIGHUP as Ctrl-C),
+dashboard (the live view and the plain progress lines), rundir (a run's directory), tracking
+(metrics.jsonl, TensorBoard, W&B, Neptune: the per-update hook).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["ConfigError", "evaluate", "load_config", "train"]
 
 
 def train(
-    env_name: str,
+    env_name: str | None,
     overrides: dict[str, Any] | list[str] | None = None,
     *,
     quiet: bool = True,
@@ -45,6 +46,7 @@ def train(
     on_update: Callable[[dict[str, Any]], None] | None = None,
     progress_seconds: float = 10.0,
     checkpoint_dir: str | Path | None = None,
+    resume: str | Path | None = None,
 ) -> dict[str, Any]:
     """Train on `env_name` with its default config plus `overrides`; returns the summary dict.
 
@@ -52,39 +54,61 @@ def train(
     run_dir: where this run leaves config.toml, metrics.jsonl, TensorBoard events, checkpoints and
     summary.json: a path, or a template with {env}, {time} and {id} ("runs/{env}/{time}-{id}" is
     `puffer train`'s). None (the default here) writes nothing unless the override train.run_dir
-    names one. A sweep gives each trial its own. track: "wandb" and/or "neptune" (TensorBoard is on
-    whenever there is a run directory; [track] in the config says the same). config_file: a
-    config.toml to start from (the layers: defaults, env files, this file, overrides).
+    names one. A sweep gives each trial its own. The directory is made only once the envs and the
+    policy are built. track: "wandb" and/or "neptune" (TensorBoard is on whenever there is a run
+    directory; [track] in the config says the same). config_file: a config.toml to start from (the
+    layers: defaults, env files, this file, overrides).
+    resume: a run directory to continue (its config.toml, then `overrides`, e.g. a larger
+    train.total_timesteps; its latest checkpoint); env_name may be None (the run's own).
     quiet=False shows the live dashboard on a terminal (unless dashboard=False) and a plain
     progress line every `progress_seconds` elsewhere. `on_update(progress)` is called after every update.
     checkpoint_dir: the older name, kept working: runs go to checkpoint_dir/{env}/{time}-{id}.
+
+    An error inside the training loop is raised as failure.TrainingError, after the run was saved
+    and its summary.json written (stop_reason "error").
     """
     from pufferlib.train import config as configuration
-    from pufferlib.train import distributed, ppo, rundir, tracking
+    from pufferlib.train import distributed, failure, loop, rundir, signals, tracking
+    from pufferlib.train import resume as resuming
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
     overrides = configuration.flatten(dict(overrides or {}))
     overrides = {key.replace("-", "_"): value for key, value in overrides.items()}
-    if run_dir is None and checkpoint_dir is not None:
-        run_dir = Path(checkpoint_dir) / "{env}" / "{time}-{id}"
-    if run_dir is not None:
-        overrides["train.run_dir"] = str(run_dir)
-    overrides.setdefault("train.run_dir", "")
     for backend in [track] if isinstance(track, str) else track:
         if backend not in tracking.EXTRAS:
             raise ConfigError(f"track={backend!r}: choose from {', '.join(tracking.EXTRAS)}")
         overrides[f"track.{backend}"] = True
-    cfg = load_config(env_name, overrides, config_file)
     main = distributed.is_main()  # under torchrun: rank 0 alone writes the run directory and tracks
-    if not main:
-        cfg = configuration.copy_config(cfg)
-        cfg["train"]["run_dir"] = ""
-        cfg["track"].update(tensorboard=False, wandb=False, neptune=False)
-    directory = rundir.path(cfg["train"]["run_dir"], env_name)
+    checkpoint = None
+    if resume is not None:
+        if run_dir is not None or checkpoint_dir is not None or "train.run_dir" in overrides:
+            raise ConfigError("resume continues in the run's own directory: give no run_dir with it")
+        if not main:
+            raise ConfigError("resuming a distributed (torchrun) run is not supported yet")
+        env_name, cfg, checkpoint = resuming.locate(resume, env_name, overrides)
+        directory: Path | None = Path(resume)
+    else:
+        if not env_name:
+            raise ConfigError(
+                "give the environment (e.g. train('ocean/squared')), or resume= a run directory"
+            )
+        if run_dir is None and checkpoint_dir is not None:
+            run_dir = Path(checkpoint_dir) / "{env}" / "{time}-{id}"
+        if run_dir is not None:
+            overrides["train.run_dir"] = str(run_dir)
+        overrides.setdefault("train.run_dir", "")
+        cfg = load_config(env_name, overrides, config_file)
+        if not main:
+            cfg = configuration.copy_config(cfg)
+            cfg["train"]["run_dir"] = ""
+            cfg["track"].update(tensorboard=False, wandb=False, neptune=False)
+        directory = rundir.path(cfg["train"]["run_dir"], env_name)
+        if directory is not None:
+            rundir.check(directory)  # refused before anything is built
     tracking.require(cfg, directory is not None)  # a missing package fails before anything is written
+    template = cfg
     if directory is not None:
-        rundir.create(directory, env_name, cfg)
         cfg = configuration.copy_config(cfg)
         cfg["train"]["run_dir"] = str(directory)  # checkpoints go here
     board = display = None
@@ -97,16 +121,38 @@ def train(
         from pufferlib.train.dashboard import ProgressLines
 
         display = ProgressLines(progress_seconds)
-    tracker = tracking.open_tracking(directory, env_name, cfg)
-    hooks = [hook for hook in (display, tracker, on_update) if hook is not None]
+    opened: dict[str, Any] = {}
+
+    def prepare(resumed: dict[str, Any] | None) -> list:
+        """Once the envs and the policy are built: take the run directory, open the tracking."""
+        if directory is not None and resumed is None:
+            opened["lock"] = rundir.create(directory, env_name, template)
+        elif directory is not None:
+            opened["lock"] = rundir.Lock(directory)
+            rundir.truncate_metrics(directory, int(resumed["update"]))
+        step = None if resumed is None else int(resumed["steps"])
+        opened["tracker"] = tracking.open_tracking(directory, env_name, cfg, step)
+        return [opened["tracker"]]
+
+    hooks = [hook for hook in (display, on_update) if hook is not None]
+    hold = signals.Hold()
+    summary: dict[str, Any] | None = None
     try:
-        with board or contextlib.nullcontext():
-            summary = ppo.learn(env_name, cfg, hooks)
-    except BaseException:
-        tracker.close(None)
-        raise
-    summary["run_dir"] = None if directory is None else str(directory)
-    tracker.close(summary)
+        try:
+            with board or contextlib.nullcontext():
+                summary = loop.learn(env_name, cfg, hooks, resume_from=checkpoint, prepare=prepare, hold=hold)
+        except failure.TrainingError as e:
+            summary = e.summary
+            raise
+        finally:
+            if summary is not None:
+                summary["run_dir"] = None if directory is None else str(directory)
+            if "tracker" in opened:
+                opened["tracker"].close(summary)
+            if "lock" in opened:
+                opened["lock"].release()
+    finally:
+        hold.release()  # a stop signal that came during the final save ends the run now
     return summary
 
 

@@ -20,6 +20,11 @@ policy and env (keyword arguments of the policy class and the environment).
 Each run writes runs/<env>/<time>-<id>/ (--train.run-dir DIR or a template with {env}, {time},
 {id}; "" for none): config.toml, metrics.jsonl, TensorBoard events, checkpoints, summary.json.
 View the curves with `tensorboard --logdir runs` or `puffer plot runs/<env>`.
+
+Checkpoints every --train.checkpoint-minutes (10) and at the end hold the whole training state:
+`puffer train --resume RUN_DIR [--train.total-timesteps N ...]` continues the run in RUN_DIR, with
+the overrides on top of its config. An error mid-run saves, writes summary.json, prints that
+command and exits 1 (--debug: with the traceback).
 """
 
 
@@ -44,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also log to Weights & Biases or Neptune (repeatable; TensorBoard is always on). "
         "WANDB_MODE=offline / NEPTUNE_MODE=offline need no network",
     )
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its latest checkpoint (overrides apply on top of its config)",
+    )
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     p.add_argument("--json", action="store_true", help="print only the summary, as one JSON line")
     p.add_argument("--print-config", action="store_true", help="print the resolved config as TOML and exit")
     p.add_argument(
@@ -142,16 +153,23 @@ def run_train(args: argparse.Namespace) -> int:
 
     _give_back_value(args)
     try:
-        env = args.env or (configuration.env_of(args.config) if args.config else None)
-        if not env:
-            raise configuration.ConfigError(
-                "give the environment (e.g. puffer train ocean/squared)"
-                + (f"; {args.config} names none (no env_name)" if args.config else "")
-            )
-        import pufferlib.environments as envs
+        if args.resume:
+            if args.config:
+                raise configuration.ConfigError("--resume continues with the run's own config: drop --config")
+            from pufferlib.train import resume
 
-        envs.get(env)
-        cfg = configuration.load(env, args.overrides, args.config)
+            env, cfg, _ = resume.locate(args.resume, args.env, args.overrides)
+        else:
+            env = args.env or (configuration.env_of(args.config) if args.config else None)
+            if not env:
+                raise configuration.ConfigError(
+                    "give the environment (e.g. puffer train ocean/squared)"
+                    + (f"; {args.config} names none (no env_name)" if args.config else "")
+                )
+            import pufferlib.environments as envs
+
+            envs.get(env)
+            cfg = configuration.load(env, args.overrides, args.config)
         if args.print_config:
             print(configuration.to_toml(cfg, env), end="")
             return 0
@@ -160,9 +178,14 @@ def run_train(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("torch") is None:
         return _fail("train", TORCH_MISSING.format(command="train"))
     if any(getattr(args, flag, None) is not None for flag in LAUNCH_FLAGS):
+        if args.resume:
+            return _fail(
+                "train", "--resume of a distributed run is not supported yet: resume without torchrun"
+            )
         return _launch(args)
 
-    from pufferlib.train import distributed, signals, train
+    from pufferlib.train import distributed, failure, signals, train
+    from pufferlib.train.checkpoint import CheckpointError
 
     stop = signals.STOP_SIGNALS
     if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
@@ -177,18 +200,37 @@ def run_train(args: argparse.Namespace) -> int:
                 track=args.track,
                 dashboard=not args.no_dashboard,
                 progress_seconds=args.progress_seconds,
-                run_dir=cfg["train"]["run_dir"],  # the default template, --config's or --train.run-dir
+                # the default template, --config's or --train.run-dir; a resumed run keeps its own
+                run_dir=None if args.resume else cfg["train"]["run_dir"],
+                resume=args.resume,
             )
-    except _errors() as e:
+    except (*_errors(), CheckpointError) as e:
         return _fail("train", e)
+    except failure.TrainingError as e:  # saved, summary.json written: say what happened, how to resume
+        _debug(args, e)
+        summary = e.summary
+        saved = f"; saved {summary['checkpoint']}" if summary.get("checkpoint") else "; no checkpoint saved"
+        command = failure.resume_command(summary.get("run_dir")) if summary.get("checkpoint") else None
+        again = f"; resume with: {command}" if command else ""
+        print(f"puffer train: error: {e}{saved}{again}", file=sys.stderr)
+        return 1
     except distributed.DistributedError as e:  # a rank lost, or the ranks never met
         distributed.record_failure(e)
         saved = getattr(e, "checkpoint", None)
         print(f"puffer train: error: {e}" + (f"; saved {saved}" if saved else ""), file=sys.stderr)
         return 1
-    except signals.Interrupted as e:  # before training began: nothing to save
-        print(f"puffer train: stopped by {e.signal_name} before training began", file=sys.stderr)
+    except signals.Interrupted as e:
+        if e.after_save:  # it came during the final save, which finished first
+            print(f"puffer train: stopped by {e.signal_name} after the final save", file=sys.stderr)
+        else:  # before training began: nothing to save
+            print(f"puffer train: stopped by {e.signal_name} before training began", file=sys.stderr)
         return signals.exit_code(e.signal_name)
+    except Exception as e:  # not the user's to fix, and outside the loop: one line, unless --debug
+        _debug(args, e)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        hint = "" if args.debug else " (--debug shows the traceback)"
+        print(f"puffer train: error: {type(e).__name__}: {first}{hint}", file=sys.stderr)
+        return 1
     if not distributed.is_main():  # rank 0 alone prints
         return signals.exit_code(summary.get("signal")) if summary["stop_reason"] == "interrupted" else 0
     _report(summary, args.json, "training summary")
@@ -197,14 +239,26 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _debug(args: argparse.Namespace, error: BaseException) -> None:
+    """--debug: the traceback, on stderr."""
+    if args.debug:
+        import traceback
+
+        traceback.print_exception(error)
+
+
 def _give_back_value(args: argparse.Namespace) -> None:
-    """`puffer train --config F --train.seed 2`: with ENV optional, argparse takes the 2 for ENV (the
-    override is unknown to it). A token that is no binding and follows an override option is that
-    option's value: put it back."""
+    """`puffer train --config F --train.seed 2` (or --resume DIR): with ENV optional, argparse takes
+    the 2 for ENV (the override is unknown to it). A token that is no binding and follows an
+    override option is that option's value: put it back."""
     import pufferlib.environments as envs
 
     argv = getattr(args, "argv", None)
-    if not (args.config and args.env and argv) or args.env in envs.catalog() or args.env not in argv:
+    if (
+        not ((args.config or args.resume) and args.env and argv)
+        or args.env in envs.catalog()
+        or args.env not in argv
+    ):
         return
     before = argv[argv.index(args.env) - 1] if argv.index(args.env) > 0 else ""
     if before.startswith("--") and "." in before and "=" not in before and before in args.overrides:

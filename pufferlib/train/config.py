@@ -62,7 +62,7 @@ RANGES = {
     "train.bptt_horizon": ">= 1",
     "train.checkpoint_interval": ">= 0",
     "train.checkpoint_minutes": ">= 0",
-    "train.keep_checkpoints": ">= 1",
+    "train.keep_checkpoints": ">= 0",  # 0 = keep all
     "train.dist_timeout": "> 0",
     "vec.num_envs": ">= 1",
     "vec.num_workers": ">= 0",

@@ -1,10 +1,10 @@
 """PPO (Schulman et al. 2017) as in CleanRL's ppo.py, over PufferLib vector envs.
 
 Read top to bottom: the rollout storage, then `collect` (a rollout into preallocated tensors,
-acting through act.Actor), `advantages` (GAE), `update` (clipped PPO epochs over minibatches) and
-`learn`, the loop that alternates them. The envs, the policy and the device come from setup.py;
-checkpoints are saved through checkpoint.py into the run directory (rundir.py); per-update metrics
-go to hooks (the dashboard, tracking.py).
+acting through act.Actor), `advantages` (GAE) and `update` (clipped PPO epochs over minibatches).
+loop.py's `learn` alternates them: it builds the envs, the policy and the device (setup.py),
+saves checkpoints into the run directory (checkpoint.py, rundir.py) and sends per-update metrics
+to hooks (the dashboard, tracking.py).
 
 Rollout layout: every tensor is (rows, steps): one row per agent slot of the vector env
 (N = vecenv.num_agents), one column per step (T = train.num_steps). Row n, column t holds the
@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -43,20 +42,11 @@ import numpy as np
 import torch
 from torch import nn
 
-import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint, distributed, memory, normalize, rundir, versus
+from pufferlib.train import distributed, memory
 from pufferlib.train.act import Actor, episodes_in
 from pufferlib.train.config import Config
-from pufferlib.train.setup import (
-    check_compile,
-    check_config,
-    make_policy,
-    make_vecenv,
-    resolve_device,
-    solve_score,
-    torch_settings,
-)
+from pufferlib.train.setup import make_policy, make_vecenv  # noqa: F401 (tests build runs from here)
 
 
 def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
@@ -516,196 +506,3 @@ def _mean(x: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
     if weights is None:
         return x.mean()
     return (x * weights).sum() / weights.sum().clamp(min=1)
-
-
-# ---------------------------------------------------------------------------------------------
-# The training loop
-
-Hook = Callable[[dict[str, Any]], None]  # called with the progress dict after every update
-
-
-def learn(env_name: str, cfg: Config, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
-    """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict:
-    env, steps, seconds, sps, mean_return, solved, solved_score, stop_reason (solved, steps, time
-    or interrupted), signal (the signal that interrupted it, or None), episodes, updates, device,
-    seed, checkpoint (the last one saved, or None).
-
-    Every hook is called after every update with the progress dict (see `progress`): the live
-    dashboard is one; experiment tracking and sweeps plug in the same way.
-
-    Under torchrun each rank runs this with its own envs (distributed.py): hooks and checkpoints
-    on rank 0 only, steps, SPS and the budgets global.
-    """
-    start = time.perf_counter()
-    tc = cfg["train"]
-    binding = envs.get(env_name)
-    check_config(cfg)
-    solved_score = solve_score(binding, cfg)
-    with torch_settings(tc["torch_threads"]), distributed.join(tc["dist_timeout"]) as group:
-        cfg = group.rank_config(cfg)  # seeds offset by rank: no two ranks share a trajectory
-        tc = cfg["train"]
-        hooks = hooks if group.main else ()
-        torch.manual_seed(tc["seed"])
-        np.random.seed(tc["seed"])
-        device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
-        if tc["compile"]:
-            check_compile(device)
-        vecenv = make_vecenv(binding, cfg)
-        judge = None
-        try:
-            policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
-            agent = policy
-            if tc["compile"]:
-                agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
-                agent.mask_layout = policy.mask_layout
-            # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
-            optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
-            learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
-            run = Runner.create(vecenv, agent, cfg, device)
-            run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
-            group.adopt(run)
-            vecenv.async_reset(tc["seed"])
-            summary = _loop(env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
-            summary = group.annotate(summary, policy)
-        finally:
-            vecenv.close()
-            if judge is not None:
-                judge.close()
-    return summary
-
-
-def _loop(
-    env_name: str,
-    solved_score: float | None,
-    cfg: Config,
-    run: Runner,
-    policy: nn.Module,
-    agent: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    start: float,
-    hooks: Sequence[Hook],
-    group: distributed.Solo | None = None,
-) -> dict[str, Any]:
-    """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
-    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
-    Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
-    policy is still saved and the summary returned. Under torchrun, `group` syncs the ranks
-    after every rollout; a lost rank stops the loop (rank 0 saves) and is raised as RankLost."""
-    tc = cfg["train"]
-    group = group or distributed.Solo()
-    run_dir = rundir.path(tc["run_dir"], env_name) if group.main else None
-    saved, lost = None, None
-    reason, signal_name, update_index, losses = "steps", None, 0, {}
-    try:
-        while True:
-            if run.steps >= tc["total_timesteps"]:
-                break
-            if tc["max_seconds"] and group.elapsed(start) >= tc["max_seconds"]:
-                reason = "time"
-                break
-            update_index += 1
-            if tc["anneal_lr"]:
-                frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
-                optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
-            t0, s0 = time.perf_counter(), run.steps
-            collect(run)
-            group.sync(run, start)
-            solved = run.solved(solved_score)
-            if solved and tc["stop_when_solved"]:
-                reason = "solved"
-            else:
-                adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-                with group.watch():
-                    losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
-            if run_dir and tc["checkpoint_interval"] and update_index % tc["checkpoint_interval"] == 0:
-                saved = checkpoint.save(
-                    run_dir,
-                    env_name,
-                    cfg,
-                    policy,
-                    run.steps,
-                    update_index,
-                    run.window_mean("episode_return"),
-                    normalize.state(run.vecenv),
-                )
-            if hooks:
-                sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
-                info = progress(env_name, cfg, run, update_index, start, sps, solved_score, solved, losses)
-                info["learning_rate"] = optimizer.param_groups[0]["lr"]
-                for hook in hooks:
-                    hook(info)
-            if reason == "solved":
-                break
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
-        reason, signal_name = "interrupted", getattr(stop, "signal_name", None)
-    except distributed.RankLost as error:  # another rank is gone: save what this one has, then raise
-        lost = error
-    seconds = time.perf_counter() - start
-    mean_return = run.window_mean("episode_return")
-    if run_dir:
-        saved = checkpoint.save(
-            run_dir, env_name, cfg, policy, run.steps, update_index, mean_return, normalize.state(run.vecenv)
-        )
-    if lost is not None:
-        lost.checkpoint = None if saved is None else str(saved)
-        raise lost
-    return {
-        "env": env_name,
-        "steps": run.steps,
-        "seconds": round(seconds, 3),
-        "sps": round(run.steps / seconds, 1),
-        "mean_return": None if mean_return is None else round(mean_return, 4),
-        "solved": run.solved(solved_score),
-        "solved_score": solved_score,
-        "solve_metric": tc["solve_metric"],
-        "score": _round(run.score()),
-        "stop_reason": reason,
-        "signal": signal_name,
-        "episodes": run.episodes,
-        "updates": update_index,
-        "device": run.device,
-        "seed": tc["seed"],
-        "checkpoint": None if saved is None else str(saved),
-    }
-
-
-def progress(
-    env_name: str,
-    cfg: Config,
-    run: Runner,
-    update_index: int,
-    start: float,
-    sps: float,
-    solved_score: float | None,
-    solved: bool,
-    losses: dict[str, float],
-) -> dict[str, Any]:
-    """The per-update metrics every hook receives (one place: add a metric here and every hook has it)."""
-    tc = cfg["train"]
-    return {
-        "env": env_name,
-        "update": update_index,
-        "steps": run.steps,
-        "total_timesteps": tc["total_timesteps"],
-        "elapsed": time.perf_counter() - start,
-        "max_seconds": tc["max_seconds"],
-        "sps": sps,
-        "episodes": run.episodes,
-        "mean_return": run.window_mean("episode_return"),
-        "mean_length": run.window_mean("episode_length"),
-        "solved_score": solved_score,
-        "solved": solved,
-        "score": run.score(),
-        "solve_metric": tc["solve_metric"],
-        "losses": losses,
-        "env_stats": {
-            key: run.window_mean(key)
-            for key in run.episode_stats
-            if key not in ("episode_return", "episode_length")
-        },
-        "device": run.device,
-    }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)

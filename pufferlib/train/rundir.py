@@ -7,16 +7,23 @@
         model_000012.pt  checkpoints (checkpoint.py)
         summary.json     what `train()` returned
         wandb/           W&B's files when --track wandb (offline runs: `wandb sync` them)
+        wandb_id.txt     the W&B run id, which a resumed run logs to again
+        run.lock         present while a run holds the directory
 
 `train.run_dir` is a template: `{env}` (the binding's name, e.g. ocean/squared), `{time}` (local
 time, YYYYmmdd-HHMMSS) and `{id}` (6 random hex digits) are filled in; a path without them is used
 as it is, so a caller (a sweep trial) can choose each run's directory. "" means no run directory:
-nothing is written. A directory that already holds a run is refused: nothing is overwritten.
+nothing is written. A directory that already holds a run (or any config.toml) is refused: nothing
+is overwritten. A run holds its directory with an exclusive lock (`run.lock`, flock) for as long as
+it runs, so a second `puffer train` (or `--resume`) of the same directory is refused, not interleaved.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +34,7 @@ from pufferlib.train.config import Config, ConfigError, to_toml
 DEFAULT = "runs/{env}/{time}-{id}"
 PLACEHOLDERS = ("{env}", "{time}", "{id}")
 CONFIG, METRICS, SUMMARY = "config.toml", "metrics.jsonl", "summary.json"
+LOCK, WANDB_ID = "run.lock", "wandb_id.txt"
 
 
 class RunDirError(ConfigError):
@@ -43,25 +51,122 @@ def path(template: str, env_name: str) -> Path | None:
     return Path(filled.replace("{id}", uuid.uuid4().hex[:6]))
 
 
-def create(directory: Path, env_name: str, cfg: Config) -> Path:
-    """Make `directory` and write `cfg` into it as config.toml. `cfg` keeps train.run_dir as the
-    template it was given, so `puffer train --config DIR/config.toml` starts a new run directory."""
-    if (directory / METRICS).exists() or (directory / SUMMARY).exists():
-        raise RunDirError(
-            f"run directory {directory} already holds a run; pass another --train.run-dir "
-            f"(e.g. the default {DEFAULT!r}) or remove it"
-        )
+def create(directory: Path, env_name: str, cfg: Config) -> Lock:
+    """Make `directory`, take its lock and write `cfg` into it as config.toml; returns the lock
+    (release it when the run ends). `cfg` keeps train.run_dir as the template it was given, so
+    `puffer train --config DIR/config.toml` starts a new run directory."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunDirError(f"cannot create the run directory {directory}: {e}") from None
-    (directory / CONFIG).write_text(to_toml(cfg, env_name))
-    return directory
+    lock = Lock(directory)
+    try:
+        check(directory)
+        (directory / CONFIG).write_text(to_toml(cfg, env_name))
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def check(directory: Path) -> None:
+    """RunDirError if `directory` holds a run, or a config.toml that no run wrote: nothing is
+    overwritten. Cheap, so train() asks before it builds anything; create() asks again, locked."""
+    if (directory / METRICS).exists() or (directory / SUMMARY).exists() or _is_run(directory / CONFIG):
+        raise RunDirError(
+            f"run directory {directory} already holds a run; continue it with `puffer train --resume "
+            f"{directory}`, or pass another --train.run-dir (e.g. the default {DEFAULT!r})"
+        )
+    if (directory / CONFIG).exists():
+        raise RunDirError(
+            f"{directory} holds a {CONFIG} that is not a run's; refusing to overwrite it: "
+            "pass another --train.run-dir (or move the file)"
+        )
+
+
+def _is_run(config: Path) -> bool:
+    try:
+        return config.is_file() and config.read_text(errors="replace").lstrip().startswith("env_name")
+    except OSError:
+        return False
+
+
+class Lock:
+    """An exclusive lock on a run directory (flock on its run.lock), held until `release()` or the
+    process ends; RunDirError when another process holds it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / LOCK
+        try:
+            self.fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise RunDirError(f"cannot lock the run directory {directory}: {e}") from None
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(self.fd)
+            self.fd = None
+            raise RunDirError(
+                f"run directory {directory} is in use by another run (pid {holder}): wait for it to "
+                "end, or pass another --train.run-dir"
+            ) from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            if self.path.exists():
+                self.path.unlink()
+        except OSError:
+            pass  # the directory went away, or cannot be written: the lock still ends with the fd
+        os.close(self.fd)
+        self.fd = None
+
+
+def truncate_metrics(directory: Path, update: int) -> None:
+    """Keep the metrics.jsonl lines up to update `update` (a resume continues from there); the lines
+    a run logged after its last checkpoint, and a torn last line, are dropped."""
+    metrics = directory / METRICS
+    if not metrics.is_file():
+        return
+    kept = []
+    for line in metrics.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("update"), int) and record["update"] <= update:
+            kept.append(line)
+    tmp = metrics.with_suffix(".tmp")
+    tmp.write_text("".join(line + "\n" for line in kept))
+    tmp.replace(metrics)
+
+
+def wandb_id(directory: Path) -> str:
+    """The W&B run id of this run directory: made on first use, read back on resume."""
+    stored = directory / WANDB_ID
+    if stored.is_file():
+        return stored.read_text().strip()
+    run_id = uuid.uuid4().hex[:8]
+    stored.write_text(run_id + "\n")
+    return run_id
 
 
 def write_summary(directory: Path, summary: dict[str, Any]) -> Path:
+    """summary.json, written then renamed: a kill never leaves half of one."""
     out = directory / SUMMARY
-    out.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp = out.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        tmp.replace(out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
     return out
 
 

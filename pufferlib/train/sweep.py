@@ -166,8 +166,9 @@ def trial(params: dict[str, Any], spec: dict[str, Any], folder: str) -> None:
     import pufferlib.train
 
     run_dir = Path(folder) / f"trial-{tune.get_context().get_trial_id()}"
-    for leftover in (rundir.METRICS, rundir.SUMMARY):  # a trial restarted by --resume starts over
-        (run_dir / leftover).unlink(missing_ok=True)
+    leftovers = [run_dir / name for name in (rundir.CONFIG, rundir.METRICS, rundir.SUMMARY)]
+    for leftover in [*leftovers, *run_dir.glob("model_*.pt")]:  # a trial restarted by --resume starts over
+        leftover.unlink(missing_ok=True)
     metric, env = spec["metric"], spec["env"]
     overrides = {**configuration.parse_args(spec["fixed"]), **params}
     worst = -math.inf if spec["mode"] == "max" else math.inf

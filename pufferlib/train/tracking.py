@@ -57,7 +57,7 @@ class Backend(Protocol):
 
 
 def record(progress: dict[str, Any]) -> dict[str, Any]:
-    """One metrics.jsonl line from the trainer's progress dict (ppo.progress). Values that are not
+    """One metrics.jsonl line from the trainer's progress dict (loop.progress). Values that are not
     known yet (no episode ended, no loss before the first update) are null."""
     elapsed = progress["elapsed"]
     out: dict[str, Any] = {
@@ -114,12 +114,15 @@ class Tracking:
     def close(self, summary: dict[str, Any] | None) -> None:
         """End every backend; summary None means the run failed (W&B marks it so). A backend that
         fails here is reported on stderr, never raised: the run itself is done and saved."""
+        errors = []
         if summary is not None and self.directory is not None:
             from pufferlib.train.rundir import write_summary
 
-            write_summary(self.directory, summary)
+            try:
+                write_summary(self.directory, summary)
+            except OSError as e:  # a deleted folder, a full disk: the caller still gets the summary
+                errors.append(f"summary.json: {e}")
         checkpoint = Path(summary["checkpoint"]) if summary and summary.get("checkpoint") else None
-        errors = []
         for backend in self.backends:
             try:
                 backend.finish(summary, checkpoint)
@@ -130,16 +133,21 @@ class Tracking:
             print(f"pufferlib: tracking could not finish: {error}", file=sys.stderr)
 
 
-def open_tracking(directory: Path | None, env_name: str, cfg: Config) -> Tracking:
+def open_tracking(
+    directory: Path | None, env_name: str, cfg: Config, resume_step: int | None = None
+) -> Tracking:
     """The Tracking hook for a run: metrics.jsonl and TensorBoard in `directory` (when there is one),
     and W&B / Neptune when `[track]` turns them on. A missing package is a TrackingError naming the
-    extra to install, raised before training starts."""
+    extra to install, raised before training starts. `resume_step`: the run continues after this
+    global step (puffer train --resume): TensorBoard writes into the same directory and drops what
+    the earlier session logged after that step; W&B logs to the same run (its id is in the run
+    directory); metrics.jsonl is appended to (rundir.truncate_metrics cut it first)."""
     track = cfg["track"]
     name = f"{env_name.replace('/', '-')}-{directory.name}" if directory else env_name.replace("/", "-")
     backends: list[Backend] = []
     try:
         if directory is not None and track["tensorboard"]:
-            backends.append(TensorBoard(directory, cfg))
+            backends.append(TensorBoard(directory, cfg, resume_step))
         if track["wandb"]:
             backends.append(WandB(directory, env_name, name, cfg))
         if track["neptune"]:
@@ -178,12 +186,15 @@ def _flat(cfg: Config) -> dict[str, Any]:
 class TensorBoard:
     """Event files in the run directory through torch's SummaryWriter, as CleanRL writes them."""
 
-    def __init__(self, directory: Path, cfg: Config) -> None:
+    def __init__(self, directory: Path, cfg: Config, resume_step: int | None = None) -> None:
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:  # torch raises ImportError (not ModuleNotFoundError) without tensorboard
             raise TrackingError(TENSORBOARD_MISSING) from None
-        self.writer = SummaryWriter(log_dir=str(directory), flush_secs=10)
+        purge = None if resume_step is None else resume_step + 1
+        self.writer = SummaryWriter(log_dir=str(directory), flush_secs=10, purge_step=purge)
+        if resume_step is not None:
+            return  # the hyperparameters are in the first session's events
         table = "\n".join(f"|{key}|{value}|" for key, value in _flat(cfg).items())
         self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
 
@@ -200,10 +211,16 @@ class WandB:
     (WANDB_MODE=offline) it writes into the run directory's wandb/, for `wandb sync` later."""
 
     def __init__(self, directory: Path | None, env_name: str, name: str, cfg: Config) -> None:
+        from pufferlib.train.rundir import wandb_id
+
         wandb = _require("wandb", "wandb")
         track = cfg["track"]
         self.wandb = wandb
+        # the id lives in the run directory, so `puffer train --resume` logs to the same W&B run
+        run_id = wandb_id(directory) if directory else None
         self.run = wandb.init(
+            id=run_id,
+            resume="allow" if run_id else None,
             project=track["project"] or None,
             entity=track["entity"] or None,
             name=name,
@@ -224,7 +241,8 @@ class WandB:
             self.run.log_artifact(artifact)
         if summary:
             self.run.summary.update({k: v for k, v in summary.items() if isinstance(v, int | float | str)})
-        self.run.finish(exit_code=0 if summary is not None else 1)
+        failed = summary is None or summary.get("stop_reason") == "error"
+        self.run.finish(exit_code=1 if failed else 0)
 
 
 class Neptune:

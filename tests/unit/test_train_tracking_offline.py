@@ -100,6 +100,35 @@ def test_wandb_offline(tmp_path):
     assert done.exit_code == 0 and kinds[-1] in ("exit", "final", "footer", "summary")
 
 
+def test_wandb_resume_logs_to_the_same_run(tmp_path):
+    """`puffer train --resume` logs to the W&B run of the first session (its id is in the run dir)."""
+    if importlib.util.find_spec("wandb") is None:
+        skip_or_fail("wandb is not installed: pip install 'pufferlib[wandb]'")
+    run_dir = tmp_path / "run"
+    env = {
+        **os.environ,
+        "WANDB_MODE": "offline",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),  # this checkout's pufferlib
+        **{f"WANDB_{name}_DIR": str(tmp_path / name.lower()) for name in ("CONFIG", "CACHE", "DATA")},
+    }
+    puffer = [sys.executable, "-m", "pufferlib.cli"]
+    first = offline(
+        [*puffer, *TRAIN, "--track", "wandb", "--train.run-dir", str(run_dir)], env=env, timeout=600
+    )
+    assert first.returncode == 0, first.stderr
+    more = ["--train.total-timesteps", "40000", "--train.stop-when-solved", "false"]
+    again = offline([*puffer, "train", "--json", "--resume", str(run_dir), *more], env=env, timeout=600)
+    assert again.returncode == 0, again.stderr
+    run_id = (run_dir / "wandb_id.txt").read_text().strip()
+    logs = sorted(run_dir.glob("wandb/offline-run-*/run-*.wandb"))
+    assert len(logs) == 2 and all(log.name == f"run-{run_id}.wandb" for log in logs)
+    steps = [
+        [items(r.history.item)["global_step"] for r in wandb_records(log) if r.history.item] for log in logs
+    ]
+    assert steps[0][-1] == json.loads(first.stdout)["steps"] < steps[1][0]  # the steps go on
+    assert steps[1][-1] == json.loads(again.stdout)["steps"] >= 40000
+
+
 def test_neptune_offline(tmp_path):
     if importlib.util.find_spec("neptune") is None:
         skip_or_fail("neptune is not installed: pip install 'pufferlib[neptune]'")

@@ -1,0 +1,54 @@
+"""Bindings that fail mid-run, one way each, for the failure tests (PUFFERLIB_PLUGINS=_faulty_envs
+in a subprocess, so the test session's registry stays as shipped):
+
+faulty/crash  raises in step() after FAULT_AFTER steps (default 200): under multiprocessing the
+              worker dies and the trainer gets pufferlib.vector's WorkerError
+faulty/nan    rewards turn NaN after FAULT_AFTER steps: the next update's loss is NaN
+"""
+
+import os
+
+import gymnasium
+import numpy as np
+
+from pufferlib.emulation import GymnasiumPufferEnv
+from pufferlib.environments.registry import Binding, register
+
+AFTER = int(os.environ.get("FAULT_AFTER", "200"))
+
+
+class Countdown(gymnasium.Env):
+    """Observation: a random point; reward 1 for action 1; episodes of 8 steps."""
+
+    observation_space = gymnasium.spaces.Box(-1, 1, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, fault: str) -> None:
+        self.fault, self.steps, self.t = fault, 0, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.np_random.uniform(-1, 1, 2).astype(np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        self.t += 1
+        reward = float(action)
+        if self.steps > AFTER:
+            if self.fault == "crash":
+                raise RuntimeError(f"the simulator crashed after {AFTER} steps")
+            reward = float("nan")
+        return self.np_random.uniform(-1, 1, 2).astype(np.float32), reward, self.t >= 8, False, {}
+
+
+def make_crash(buf=None, seed=0):
+    return GymnasiumPufferEnv(env=Countdown("crash"), buf=buf, seed=seed)
+
+
+def make_nan(buf=None, seed=0):
+    return GymnasiumPufferEnv(env=Countdown("nan"), buf=buf, seed=seed)
+
+
+register(Binding(name="faulty/crash", make=make_crash, extra=""))
+register(Binding(name="faulty/nan", make=make_nan, extra=""))

@@ -1,0 +1,179 @@
+"""Any error ends a run cleanly: a dead worker, a NaN loss, a deleted run directory or a full disk
+stops the loop saved (where it can), summary.json says stop_reason "error", and `puffer train`
+prints one line with the `--resume` command and exits 1. A second Ctrl-C waits for the final save.
+A run directory is taken by one run at a time, made only once the run is built, never overwritten."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pufferlib.cli import main
+from pufferlib.train import failure, rundir, signals, train
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = {"vec.num_envs": 8, "train.stop_when_solved": False, "train.total_timesteps": 100_000}
+
+
+def _puffer(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
+    """`puffer train ...` of this checkout, with the faulty bindings (tests/unit/_faulty_envs.py)."""
+    paths = os.pathsep.join([str(ROOT), str(ROOT / "tests" / "unit")])
+    extra = {"PYTHONPATH": paths, "PUFFERLIB_PLUGINS": "_faulty_envs", **(env or {})}
+    cmd = [sys.executable, "-m", "pufferlib.cli", "train", *args]
+    return subprocess.Popen(cmd, env={**os.environ, **extra}, text=True, **kwargs)
+
+
+def _fails_cleanly(run_dir: Path, *args: str) -> tuple[str, dict]:
+    proc = _puffer(
+        *args, "--json", "--train.run-dir", str(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and not out, err
+    assert f"resume with: puffer train --resume {run_dir}" in err
+    summary = json.loads((run_dir / rundir.SUMMARY).read_text())
+    assert summary["stop_reason"] == "error" and summary["error"] in err
+    assert not list(run_dir.glob("*.tmp"))
+    return err, summary
+
+
+@pytest.mark.slow
+def test_a_dead_worker_ends_the_run_saved(tmp_path):
+    workers = ["--vec.backend", "multiprocessing", "--vec.num-envs", "2", "--vec.num-workers", "2"]
+    err, summary = _fails_cleanly(tmp_path / "run", "faulty/crash", *workers, "--train.num-steps", "32")
+    assert "WorkerError" in err and "the simulator crashed after 200 steps" in err
+    assert Path(summary["checkpoint"]).name == f"model_{summary['updates']:06d}.pt"  # saved on the way out
+    assert Path(summary["checkpoint"]).is_file()
+
+
+@pytest.mark.slow
+def test_a_nan_loss_is_named_and_not_saved(tmp_path):
+    run = tmp_path / "run"
+    args = [
+        "faulty/nan",
+        "--vec.num-envs",
+        "2",
+        "--train.num-steps",
+        "32",
+        "--train.checkpoint-interval",
+        "1",
+    ]
+    err, summary = _fails_cleanly(run, *args)
+    update = summary["updates"]
+    assert f"update {update}: the loss is not finite (policy_loss = nan" in err
+    assert summary["checkpoint"] == str(run / f"model_{update - 1:06d}.pt")  # the last good weights
+    assert not (run / f"model_{update:06d}.pt").exists()
+
+
+def test_a_deleted_run_directory(tmp_path):
+    run = tmp_path / "run"
+
+    def delete(progress: dict) -> None:
+        if progress["update"] == 2:
+            shutil.rmtree(run)
+
+    with pytest.raises(failure.TrainingError, match=f"the run directory {run} was deleted") as caught:
+        train("ocean/bandit", {**QUICK, "track.tensorboard": False}, run_dir=run, on_update=delete)
+    assert caught.value.summary["stop_reason"] == "error" and not run.exists()  # nothing made again
+
+
+def test_a_full_disk(tmp_path):
+    """A file-size limit fails writes as a full disk does (EFBIG instead of ENOSPC)."""
+    run = tmp_path / "run"
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, limits[1]))  # checkpoints are ~240 kB
+    try:
+        overrides = {**QUICK, "track.tensorboard": False, "train.checkpoint_interval": 2}
+        with pytest.raises(failure.TrainingError) as caught:
+            train("ocean/bandit", overrides, run_dir=run)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, previous)
+    message = str(caught.value)
+    assert f"update 2: CheckpointSaveError: cannot save a checkpoint in {run}: File too large (" in message
+    assert " free there)" in message and "\n" not in message
+    assert caught.value.summary["checkpoint"] is None and not list(run.glob("*.tmp"))
+    assert json.loads((run / rundir.SUMMARY).read_text())["stop_reason"] == "error"
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_waits_for_the_final_save(tmp_path):
+    run = tmp_path / "run"
+    args = ["ocean/bandit", "--json", "--train.run-dir", str(run), "--train.checkpoint-interval", "1"]
+    args += ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
+    proc = _puffer(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(run.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for _ in range(40):  # Ctrl-C, then keep pressing it through the final save
+            if proc.poll() is not None:
+                break
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.005)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    summary = json.loads((run / rundir.SUMMARY).read_text())
+    assert summary["stop_reason"] == "interrupted" and Path(summary["checkpoint"]).is_file()
+
+
+def test_hold_keeps_signals_until_released():
+    hold = signals.Hold()
+    hold.start()
+    os.kill(os.getpid(), signal.SIGINT)  # delivered now, but only noted
+    time.sleep(0.01)
+    with pytest.raises(signals.Interrupted) as caught:
+        hold.release()
+    assert caught.value.after_save and caught.value.signal_name == "SIGINT"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    hold.release()  # once is enough
+
+
+def test_two_runs_cannot_share_a_run_directory(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    held = rundir.Lock(run)  # what a running `puffer train --train.run-dir run` holds
+    try:
+        assert main(["train", "ocean/bandit", "--json", "--train.run-dir", str(run)]) == 2
+    finally:
+        held.release()
+    err = capsys.readouterr().err
+    assert f"run directory {run} is in use by another run (pid {os.getpid()})" in err
+    assert not (run / rundir.CONFIG).exists() and not (run / rundir.LOCK).exists()
+
+
+def test_a_config_toml_that_no_run_wrote_is_not_overwritten(tmp_path, capsys):
+    (tmp_path / "config.toml").write_text('[tool.mine]\nkeep = "me"\n')
+    assert main(["train", "ocean/bandit", "--json", "--train.run-dir", str(tmp_path)]) == 2
+    assert "not a run's; refusing to overwrite it" in capsys.readouterr().err
+    assert (tmp_path / "config.toml").read_text() == '[tool.mine]\nkeep = "me"\n'
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["--vec.num-envs", "0"],
+        ["--vec.num-envs", "3", "--vec.batch-size", "2"],
+        ["--train.learning-rate", "-1"],
+    ],
+    ids=["num-envs-0", "batch-size", "learning-rate"],
+)
+def test_no_run_directory_until_the_run_is_built(tmp_path, capsys, bad):
+    assert main(["train", "ocean/bandit", "--train.run-dir", str(tmp_path / "run"), *bad]) != 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
