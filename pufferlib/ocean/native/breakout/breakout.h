@@ -26,7 +26,6 @@
 #define OCEAN_NATIVE_BREAKOUT_H
 
 #include "../puffernative.h"
-#include <stdio.h>
 
 #define BK_W 288
 #define BK_H 208
@@ -233,7 +232,7 @@ static const unsigned char BK_ROW_RGB[BK_ROWS][3] = {
     {200, 72, 72}, {198, 108, 58}, {180, 122, 48}, {162, 162, 42}, {72, 160, 72}, {66, 72, 200}};
 
 void c_render(Breakout* env, unsigned char* rgb) {
-    pn_fill_rect(rgb, BK_H, BK_W, 0, 0, BK_W, BK_H, 0, 0, 0);
+    pn_clear(rgb, BK_H, BK_W, 0, 0, 0);
     for (int r = 0; r < BK_ROWS; r++)
         for (int c = 0; c < BK_COLS; c++)
             if (env->bricks[r * BK_COLS + c])
@@ -249,38 +248,28 @@ void c_render(Breakout* env, unsigned char* rgb) {
 #define BK_TEXT_COLS (BK_W / 8)
 #define BK_TEXT_ROWS (BK_H / 6 + 1)
 
-static inline int bk_put(char* out, int size, int len, const char* s) {
-    int n = (int)strlen(s);
-    if (len + n >= size) return len;
-    memcpy(out + len, s, (size_t)n);
-    out[len + n] = '\0';
-    return len + n;
-}
-
 int c_ansi(Breakout* env, char* out, int size) {
     if (size <= 0) return 0;
     out[0] = '\0';
-    char line[128];
-    snprintf(line, sizeof(line), "breakout  score %d  bricks %d/%d  lives %d  tick %d\n", env->ep_score,
-             env->ep_bricks, BK_NUM_BRICKS, env->lives, env->tick);
-    int len = bk_put(out, size, 0, line);
+    int len = pn_append(out, size, 0, "breakout  score %d  bricks %d/%d  lives %d  tick %d\n", env->ep_score,
+                        env->ep_bricks, BK_NUM_BRICKS, env->lives, env->tick);
     static const char* colors[BK_ROWS] = {"\033[31m", "\033[91m", "\033[33m", "\033[93m", "\033[32m", "\033[34m"};
     int bx = (int)((env->ball_x + 0.5f * BK_BALL) / 8), by = (int)((env->ball_y + 0.5f * BK_BALL) / 6);
     int px0 = (int)(env->paddle_x / 8), px1 = (int)((env->paddle_x + BK_PADDLE_W - 1) / 8);
     for (int y = 0; y < BK_TEXT_ROWS; y++) {
-        len = bk_put(out, size, len, "|");
+        len = pn_append(out, size, len, "|");
         int brick_row = (y * 6 - BK_BRICK_TOP) / BK_BRICK_H;
         int in_bricks = y * 6 >= BK_BRICK_TOP && brick_row < BK_ROWS;
-        if (in_bricks) len = bk_put(out, size, len, colors[brick_row]);
+        if (in_bricks) len = pn_append(out, size, len, "%s", colors[brick_row]);
         for (int x = 0; x < BK_TEXT_COLS; x++) {
             const char* ch = " ";
             if (x == bx && y == by) ch = "o";
             else if (in_bricks && env->bricks[brick_row * BK_COLS + x / 2]) ch = "#";
             else if (y == BK_PADDLE_Y / 6 && x >= px0 && x <= px1) ch = "=";
-            len = bk_put(out, size, len, ch);
+            len = pn_append(out, size, len, "%s", ch);
         }
-        if (in_bricks) len = bk_put(out, size, len, "\033[0m");
-        len = bk_put(out, size, len, "|\n");
+        if (in_bricks) len = pn_append(out, size, len, "\033[0m");
+        len = pn_append(out, size, len, "|\n");
     }
     return len;
 }

@@ -28,7 +28,6 @@
 #define OCEAN_NATIVE_PONG_H
 
 #include "../puffernative.h"
-#include <stdio.h>
 
 #define PG_W 208
 #define PG_H 160
@@ -197,7 +196,7 @@ void c_step(Pong* env) {
 }
 
 void c_render(Pong* env, unsigned char* rgb) {
-    pn_fill_rect(rgb, PG_H, PG_W, 0, 0, PG_W, PG_H, 24, 24, 40);
+    pn_clear(rgb, PG_H, PG_W, 24, 24, 40);
     for (int y = 0; y < PG_H; y += 8) pn_fill_rect(rgb, PG_H, PG_W, PG_W / 2 - 1, y, 2, 4, 90, 90, 110);
     /* points as pips: the opponent's top-left, the agent's top-right */
     for (int i = 0; i < env->opp_points; i++) pn_fill_rect(rgb, PG_H, PG_W, 12 + 4 * i, 2, 3, 3, 220, 120, 60);
@@ -212,34 +211,24 @@ void c_render(Pong* env, unsigned char* rgb) {
 #define PG_TEXT_COLS (PG_W / 4)
 #define PG_TEXT_ROWS (PG_H / 8)
 
-static inline int pg_put(char* out, int size, int len, const char* s) {
-    int n = (int)strlen(s);
-    if (len + n >= size) return len;
-    memcpy(out + len, s, (size_t)n);
-    out[len + n] = '\0';
-    return len + n;
-}
-
 int c_ansi(Pong* env, char* out, int size) {
     if (size <= 0) return 0;
     out[0] = '\0';
-    char line[128];
-    snprintf(line, sizeof(line), "pong  opponent %d : %d agent  tick %d\n", env->opp_points, env->agent_points,
-             env->tick);
-    int len = pg_put(out, size, 0, line);
+    int len = pn_append(out, size, 0, "pong  opponent %d : %d agent  tick %d\n", env->opp_points,
+                        env->agent_points, env->tick);
     int bx = (int)((env->ball_x + 0.5f * PG_BALL) / 4), by = (int)((env->ball_y + 0.5f * PG_BALL) / 8);
     int ax = PG_AGENT_X / 4, ox = PG_OPP_X / 4;
     for (int y = 0; y < PG_TEXT_ROWS; y++) {
-        len = pg_put(out, size, len, "|");
+        len = pn_append(out, size, len, "|");
         for (int x = 0; x < PG_TEXT_COLS; x++) {
             float cy = y * 8.0f + 4.0f;
             const char* ch = x == PG_TEXT_COLS / 2 ? "\033[90m:\033[0m" : " ";
             if (x == bx && y == by) ch = "o";
             else if (x == ax && cy >= env->agent_y && cy <= env->agent_y + PG_PADDLE_H) ch = "\033[32m#\033[0m";
             else if (x == ox && cy >= env->opp_y && cy <= env->opp_y + PG_PADDLE_H) ch = "\033[33m#\033[0m";
-            len = pg_put(out, size, len, ch);
+            len = pn_append(out, size, len, "%s", ch);
         }
-        len = pg_put(out, size, len, "|\n");
+        len = pn_append(out, size, len, "|\n");
     }
     return len;
 }
