@@ -13,7 +13,7 @@
 #define RENDER_H BK_H
 #define RENDER_W BK_W
 #define LOG_FIELDS "episode_return", "episode_length", "score", "bricks_broken", "lives_lost", "cleared", "n"
-#define ENV_KWARGS "max_ticks", "lives"
+#define ENV_KWARGS "max_ticks", "lives", "frameskip"
 
 #include "../env_binding.h"
 
@@ -25,5 +25,6 @@ static int my_num_agents(PyObject* kwargs) {
 static int my_init(Env* env, PyObject* kwargs) {
     breakout_defaults(env);
     if (pn_kw_int(kwargs, "max_ticks", BK_DEFAULT_MAX_TICKS, 1, 100000000, &env->max_ticks) < 0) return -1;
-    return pn_kw_int(kwargs, "lives", BK_DEFAULT_LIVES, 1, 99, &env->max_lives);
+    if (pn_kw_int(kwargs, "lives", BK_DEFAULT_LIVES, 1, 99, &env->max_lives) < 0) return -1;
+    return pn_kw_int(kwargs, "frameskip", BK_DEFAULT_FRAMESKIP, 1, 64, &env->frameskip);
 }

@@ -4,6 +4,9 @@
  * left, right and top walls, the paddle and the bricks. Where the ball meets the paddle sets its
  * outgoing angle (centre: straight up; edges: up to BK_MAX_ANGLE off vertical), as in Atari.
  *
+ * A step (a tick) plays `frameskip` frames with the same action (PufferLib's default, 4), its
+ * reward the sum of theirs; speeds below are per frame.
+ *
  * Actions (Discrete(3)): 0 noop, 1 left, 2 right. Any other value is a noop (never an index).
  * Reward: +1 per brick broken, 0 otherwise (a lost ball costs a life, not reward).
  * Score: Atari points per brick by row (top two rows 7, middle two 4, bottom two 1; 432 for all).
@@ -45,8 +48,9 @@
 #define BK_MAX_ANGLE 1.0471976f   /* 60 degrees */
 #define BK_SERVE_ANGLE 0.7853982f /* 45 degrees */
 #define BK_OBS_SIZE (6 + BK_NUM_BRICKS)
-#define BK_DEFAULT_MAX_TICKS 10000
+#define BK_DEFAULT_MAX_TICKS 4000
 #define BK_DEFAULT_LIVES 5
+#define BK_DEFAULT_FRAMESKIP 4
 
 typedef struct {
     float episode_return, episode_length, score, bricks_broken, lives_lost, cleared, n;
@@ -63,11 +67,12 @@ typedef struct {
     int num_agents;
     pn_rng rng;
     /* settings (my_init) */
-    int max_ticks;
+    int max_ticks; /* steps */
     int max_lives;
+    int frameskip; /* frames per step, the action repeated */
     /* game state */
     float paddle_x; /* left edge */
-    float ball_x, ball_y, ball_vx, ball_vy; /* top-left corner, pixels per step */
+    float ball_x, ball_y, ball_vx, ball_vy; /* top-left corner, pixels per frame */
     int lives, tick, bricks_left;
     unsigned char bricks[BK_NUM_BRICKS];
     /* this episode so far */
@@ -78,6 +83,7 @@ typedef struct {
 static inline void breakout_defaults(Breakout* env) {
     env->max_ticks = BK_DEFAULT_MAX_TICKS;
     env->max_lives = BK_DEFAULT_LIVES;
+    env->frameskip = BK_DEFAULT_FRAMESKIP;
 }
 
 static inline int bk_row_points(int row) { return row < 2 ? 7 : (row < 4 ? 4 : 1); }
@@ -162,10 +168,8 @@ void c_reset(Breakout* env) {
     bk_observe(env);
 }
 
-void c_step(Breakout* env) {
-    int action = env->actions[0];
-    float reward = 0.0f;
-    env->tick += 1;
+/* One frame of the game with `action`; breaks add to *reward. */
+static inline void bk_frame(Breakout* env, int action, float* reward) {
     if (action == 1) env->paddle_x -= BK_PADDLE_SPEED;
     else if (action == 2) env->paddle_x += BK_PADDLE_SPEED;
     env->paddle_x = bk_clamp(env->paddle_x, 0.0f, (float)(BK_W - BK_PADDLE_W));
@@ -183,7 +187,7 @@ void c_step(Breakout* env) {
         }
         int idx = bk_brick_at_ball(env);
         if (idx >= 0) {
-            bk_break(env, idx, &reward);
+            bk_break(env, idx, reward);
             env->ball_x = bk_clamp(env->ball_x - dx, 0.0f, (float)(BK_W - BK_BALL));
             env->ball_vx = -env->ball_vx;
         }
@@ -194,7 +198,7 @@ void c_step(Breakout* env) {
         }
         idx = bk_brick_at_ball(env);
         if (idx >= 0) {
-            bk_break(env, idx, &reward);
+            bk_break(env, idx, reward);
             env->ball_y -= dy;
             env->ball_vy = -env->ball_vy;
         }
@@ -216,7 +220,14 @@ void c_step(Breakout* env) {
         }
         if (env->bricks_left == 0) break;
     }
+}
 
+void c_step(Breakout* env) {
+    int action = env->actions[0];
+    float reward = 0.0f;
+    env->tick += 1;
+    for (int f = 0; f < env->frameskip && env->lives > 0 && env->bricks_left > 0; f++)
+        bk_frame(env, action, &reward);
     env->ep_return += reward;
     int terminal = env->lives <= 0 || env->bricks_left == 0;
     int truncation = !terminal && env->tick >= env->max_ticks;

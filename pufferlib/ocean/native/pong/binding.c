@@ -13,7 +13,7 @@
 #define RENDER_H PG_H
 #define RENDER_W PG_W
 #define LOG_FIELDS "episode_return", "episode_length", "score", "points_won", "points_lost", "wins", "n"
-#define ENV_KWARGS "max_score", "max_ticks"
+#define ENV_KWARGS "max_score", "max_ticks", "frameskip"
 
 #include "../env_binding.h"
 
@@ -25,5 +25,6 @@ static int my_num_agents(PyObject* kwargs) {
 static int my_init(Env* env, PyObject* kwargs) {
     pong_defaults(env);
     if (pn_kw_int(kwargs, "max_score", PG_DEFAULT_MAX_SCORE, 1, 1000, &env->max_score) < 0) return -1;
-    return pn_kw_int(kwargs, "max_ticks", PG_DEFAULT_MAX_TICKS, 1, 100000000, &env->max_ticks);
+    if (pn_kw_int(kwargs, "max_ticks", PG_DEFAULT_MAX_TICKS, 1, 100000000, &env->max_ticks) < 0) return -1;
+    return pn_kw_int(kwargs, "frameskip", PG_DEFAULT_FRAMESKIP, 1, 64, &env->frameskip);
 }

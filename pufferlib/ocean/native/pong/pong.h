@@ -6,6 +6,9 @@
  * moves towards the ball's height at PG_OPP_SPEED, slower than the agent's PG_PADDLE_SPEED and than a
  * steep ball, so it can be beaten by angled shots.
  *
+ * A step (a tick) plays `frameskip` frames with the same action (PufferLib's default, 4), its
+ * reward the sum of theirs; speeds below are per frame.
+ *
  * Actions (Discrete(3)): 0 noop, 1 up, 2 down. Any other value is a noop (never an index).
  * Reward: +1 when the ball passes the opponent (a point won), -1 when it passes the agent (lost).
  * After each point the ball is served from the centre, in a random direction and angle.
@@ -45,7 +48,8 @@
 #define PG_SERVE_ANGLE 0.5235988f /* 30 degrees */
 #define PG_OBS_SIZE 8
 #define PG_DEFAULT_MAX_SCORE 21
-#define PG_DEFAULT_MAX_TICKS 20000
+#define PG_DEFAULT_MAX_TICKS 5000
+#define PG_DEFAULT_FRAMESKIP 4
 
 typedef struct {
     float episode_return, episode_length, score, points_won, points_lost, wins, n;
@@ -63,8 +67,9 @@ typedef struct {
     pn_rng rng;
     /* settings (my_init) */
     int max_score;
-    int max_ticks;
-    /* game state: paddles' top edges, ball's top-left corner, velocities in pixels per step */
+    int max_ticks; /* steps */
+    int frameskip; /* frames per step, the action repeated */
+    /* game state: paddles' top edges, ball's top-left corner, velocities in pixels per frame */
     float agent_y, opp_y;
     float ball_x, ball_y, ball_vx, ball_vy, ball_speed;
     int agent_points, opp_points, tick;
@@ -74,6 +79,7 @@ typedef struct {
 static inline void pong_defaults(Pong* env) {
     env->max_score = PG_DEFAULT_MAX_SCORE;
     env->max_ticks = PG_DEFAULT_MAX_TICKS;
+    env->frameskip = PG_DEFAULT_FRAMESKIP;
 }
 
 static inline float pg_clamp(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
@@ -135,10 +141,8 @@ void c_reset(Pong* env) {
     pg_observe(env);
 }
 
-void c_step(Pong* env) {
-    int action = env->actions[0];
-    float reward = 0.0f;
-    env->tick += 1;
+/* One frame of the game with `action`; a point adds +-1 to *reward. */
+static inline void pg_frame(Pong* env, int action, float* reward) {
     if (action == 1) env->agent_y -= PG_PADDLE_SPEED;
     else if (action == 2) env->agent_y += PG_PADDLE_SPEED;
     env->agent_y = pg_clamp(env->agent_y, 0.0f, (float)(PG_H - PG_PADDLE_H));
@@ -157,7 +161,7 @@ void c_step(Pong* env) {
         env->ball_y = 2.0f * (PG_H - PG_BALL) - env->ball_y;
         env->ball_vy = -fabsf(env->ball_vy);
     }
-    /* a paddle is hit when the ball crosses its front face this step with the heights overlapping */
+    /* a paddle is hit when the ball crosses its front face this frame with the heights overlapping */
     float agent_face = (float)(PG_AGENT_X - PG_BALL), opp_face = (float)(PG_OPP_X + PG_PADDLE_W);
     if (env->ball_vx > 0.0f && old_x <= agent_face && env->ball_x > agent_face &&
         pg_overlaps_y(env, env->agent_y)) {
@@ -170,14 +174,21 @@ void c_step(Pong* env) {
     }
     if (env->ball_x > (float)PG_W) {
         env->opp_points += 1;
-        reward = -1.0f;
+        *reward -= 1.0f;
         pg_serve(env);
     } else if (env->ball_x + PG_BALL < 0.0f) {
         env->agent_points += 1;
-        reward = 1.0f;
+        *reward += 1.0f;
         pg_serve(env);
     }
+}
 
+void c_step(Pong* env) {
+    int action = env->actions[0];
+    float reward = 0.0f;
+    env->tick += 1;
+    for (int f = 0; f < env->frameskip && env->agent_points < env->max_score && env->opp_points < env->max_score; f++)
+        pg_frame(env, action, &reward);
     env->ep_return += reward;
     int terminal = env->agent_points >= env->max_score || env->opp_points >= env->max_score;
     int truncation = !terminal && env->tick >= env->max_ticks;
