@@ -38,6 +38,7 @@ from pufferlib.environments import (
     mujoco,
     nethack,
     ocean,
+    ocean_native,
     open_spiel,
     procgen,
     retro,
@@ -57,6 +58,7 @@ from pufferlib.environments.registry import (
 
 FAMILIES = (
     ocean,
+    ocean_native,
     classic_control,
     minigrid,
     procgen,

@@ -44,6 +44,8 @@ class Binding:
     # matrix's `render` check then asserts the frames have it and are not blank. The env may report which
     # renderer drew them as `env.render_backend` (a string, or a callable returning one).
     pixels: tuple[int, ...] = ()
+    native: bool = False  # a C Ocean env: backend native runs vec.num_envs instances in one PufferEnv
+    hint: str = ""  # how to make it available when that is not a pip extra
 
     @property
     def family(self) -> str:
@@ -51,6 +53,8 @@ class Binding:
 
     @property
     def install_hint(self) -> str:
+        if self.hint:
+            return self.hint
         return f"pip install 'pufferlib[{self.extra}]'" if self.extra else ""
 
     def missing(self) -> list[str]:

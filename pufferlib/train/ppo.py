@@ -32,6 +32,7 @@ while the learner trains, and that transition becomes column 0 of the next rollo
 from __future__ import annotations
 
 import collections
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -203,13 +204,16 @@ class Runner:
         for info in infos:
             if "episode_return" not in info:
                 continue
-            self.episodes += 1
+            # A native env reports the means of `n` episodes in one info: it counts n times.
+            n = info.get("n", 1)
+            n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+            self.episodes += n
             for key, value in info.items():
-                if isinstance(value, int | float) and not isinstance(value, bool):
+                if key != "n" and isinstance(value, int | float) and not isinstance(value, bool):
                     stats = self.episode_stats.get(key)
                     if stats is None:
                         stats = self.episode_stats[key] = collections.deque(maxlen=self.window)
-                    stats.append(value)
+                    stats.extend(itertools.repeat(value, min(n, self.window)))
 
     def window_mean(self, key: str) -> float | None:
         values = self.episode_stats.get(key)

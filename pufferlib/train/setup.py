@@ -50,12 +50,16 @@ def make_vecenv(binding: envs.Binding, cfg: Config):
             kwargs["num_workers"] = vec["num_workers"]
         if vec["batch_size"]:
             kwargs["batch_size"] = vec["batch_size"]
+    env_kwargs, num_envs = dict(cfg["env"]), vec["num_envs"]
+    if binding.native and backend == "pufferenv":  # one PufferEnv steps vec.num_envs C instances itself
+        env_kwargs.update(num_envs=num_envs, num_threads=vec["num_threads"])
+        num_envs = 1
     try:
         vecenv = pufferlib.vector.make(
             binding.env_creator(),
-            env_kwargs=dict(cfg["env"]),
+            env_kwargs=env_kwargs,
             backend=backend,
-            num_envs=vec["num_envs"],
+            num_envs=num_envs,
             seed=cfg["train"]["seed"],
             **kwargs,
         )

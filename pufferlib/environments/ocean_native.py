@@ -1,0 +1,68 @@
+"""Native Ocean bindings: the C envs of pufferlib/ocean/native, one row of NATIVE each.
+
+A native env is available where its extension module compiled (`pip install -e .` with a C compiler);
+elsewhere `puffer envs` lists it as missing, with the fix. Nothing here imports the modules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pufferlib import PufferEnv
+from pufferlib.environments.registry import Binding, SmokeSpec, register
+
+SOURCE = Path(__file__).parent.parent / "ocean" / "native"
+
+
+class Native(NamedTuple):
+    solved: float | None  # mean episode return that counts as solved
+    multiagent: bool = False
+    policy: str = "pufferlib.models:Default"
+    learn: bool = True  # the matrix's learn cell trains it to `solved`
+
+
+# One row per env folder pufferlib/ocean/native/<name>/ (append yours).
+NATIVE: dict[str, Native] = {
+    "cartpole": Native(solved=475.0),
+}
+
+
+def make_env(
+    name: str, buf: Any = None, seed: int = 0, num_envs: int = 1, num_threads: int = 1, **kwargs: Any
+) -> PufferEnv:
+    """`num_envs` instances of native env `name` as one PufferEnv; kwargs go to the game."""
+    from pufferlib.ocean.native import NativeEnv
+
+    return NativeEnv(name, num_envs=num_envs, seed=seed, num_threads=num_threads, buf=buf, **kwargs)
+
+
+def description(name: str) -> str:
+    """The first line of the env header's comment (its one-line summary)."""
+    header = SOURCE / name / f"{name}.h"
+    text = header.read_text() if header.is_file() else ""
+    first = text.split("\n", 1)[0]
+    return first.removeprefix("/*").strip().removesuffix("*/").strip()
+
+
+def binding(name: str, spec: Native) -> Binding:
+    from pufferlib.ocean.native import FIX
+
+    return Binding(
+        name=f"ocean/{name}",
+        make=make_env,
+        kwargs={"name": name},
+        extra="",
+        policy=spec.policy,
+        multiagent=spec.multiagent,
+        requires=(f"pufferlib.ocean.native._{name}",),
+        smoke=SmokeSpec(steps=256, seconds=120.0, learn=spec.learn),
+        solved=spec.solved,
+        description=description(name),
+        native=True,
+        hint=f"native env not compiled: {FIX}",
+    )
+
+
+for _name, _spec in NATIVE.items():
+    register(binding(_name, _spec))

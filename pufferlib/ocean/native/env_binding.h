@@ -1,0 +1,592 @@
+/* env_binding.h: the generic CPython/NumPy glue of a native Ocean env, included at the END of its binding.c.
+ *
+ * binding.c defines ENV_NAME, Env, OBS_T, OBS_DTYPE, OBS_SIZE, OBS_LOW, OBS_HIGH, NUM_ATNS, ACT_SIZES,
+ * RENDER_H, RENDER_W and LOG_FIELDS, includes this file, then defines
+ *     static int my_num_agents(PyObject* kwargs);     agents per env instance (>= 1, or -1 with an exception)
+ *     static int my_init(Env* env, PyObject* kwargs); read game kwargs (a dict or NULL); 0, or -1 with an exception
+ * Optional: ENV_KWARGS ("key", ...: every other kwarg is refused), OBS_SIZE_FN (a function
+ * `static int f(PyObject* kwargs)` when the observation size depends on kwargs), ANSI_SIZE (bytes of text).
+ *
+ * The module (pufferlib.ocean.native.<ENV_NAME>) holds N env instances over slices of one set of numpy
+ * buffers and steps them all per call with the GIL released, on `num_threads` threads (created per
+ * call and joined before it returns: nothing survives a call, so fork() after it is safe).
+ */
+#ifdef PN_NO_PYTHON
+/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. Every
+ * kwarg helper returns its default, so my_init(env, NULL) configures the default game. */
+typedef struct _object PyObject;
+static int my_num_agents(PyObject* kwargs);
+static int my_init(Env* env, PyObject* kwargs);
+#ifdef OBS_SIZE_FN
+static int OBS_SIZE_FN(PyObject* kwargs);
+#endif
+static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
+static const char* pn_log_fields[] = {LOG_FIELDS};
+#define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
+_Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
+               "Log must hold exactly one float per LOG_FIELDS name");
+__attribute__((unused)) static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi,
+                                             int* out) {
+    (void)kwargs, (void)key, (void)lo, (void)hi;
+    *out = (int)dflt;
+    return 0;
+}
+__attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo,
+                                               double hi, float* out) {
+    (void)kwargs, (void)key, (void)lo, (void)hi;
+    *out = (float)dflt;
+    return 0;
+}
+#else
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <limits.h>
+#include <pthread.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#define PN_STR_(x) #x
+#define PN_STR(x) PN_STR_(x)
+#define PN_CAT_(a, b) a##b
+#define PN_CAT(a, b) PN_CAT_(a, b)
+#define PN_MODULE_NAME PN_STR(ENV_NAME)
+#define PN_CAPSULE "pufferlib.native.VecEnv"
+#ifndef ANSI_SIZE
+#define ANSI_SIZE 16384
+#endif
+#define PN_MAX_THREADS 256
+
+static int my_num_agents(PyObject* kwargs);
+static int my_init(Env* env, PyObject* kwargs);
+#ifdef OBS_SIZE_FN
+static int OBS_SIZE_FN(PyObject* kwargs);
+#endif
+
+static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
+static const char* pn_log_fields[] = {LOG_FIELDS};
+#define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
+_Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
+               "Log must hold exactly one float per LOG_FIELDS name");
+#ifdef ENV_KWARGS
+static const char* pn_kwarg_names[] = {ENV_KWARGS};
+#define PN_NUM_KWARGS ((int)(sizeof(pn_kwarg_names) / sizeof(pn_kwarg_names[0])))
+#else
+#define PN_NUM_KWARGS 0
+#endif
+
+typedef struct {
+    Env* envs;
+    int num_envs;
+    int agents;      /* per env */
+    int rows;        /* num_envs * agents */
+    int obs_size;    /* per agent */
+    int num_threads;
+    int* actions;
+    PyObject* arrays[6];  /* references held while open */
+    int closed;
+} VecEnv;
+
+/* ---------------------------------------------------------------------------------- kwargs helpers */
+
+/* The kwarg `key` as an int in [lo, hi] (default `dflt` when absent): 0, or -1 with a ValueError/TypeError. */
+static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi, int* out) {
+    PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
+    long x = dflt;
+    if (v) {
+        if (PyBool_Check(v) || !PyLong_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s must be an int in %ld..%ld, got %R", PN_MODULE_NAME, key, lo, hi, v);
+            return -1;
+        }
+        int overflow = 0;
+        x = PyLong_AsLongAndOverflow(v, &overflow);
+        if (overflow) x = overflow > 0 ? LONG_MAX : LONG_MIN;
+    }
+    if (x < lo || x > hi) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must be in %ld..%ld, got %ld", PN_MODULE_NAME, key, lo, hi, x);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* The kwarg `key` as a finite float in [lo, hi] (ints accepted). */
+static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo, double hi, float* out) {
+    PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
+    double x = dflt;
+    if (v) {
+        if (PyBool_Check(v) || !(PyFloat_Check(v) || PyLong_Check(v))) {
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a number in [%g, %g], got %R", PN_MODULE_NAME, key, lo, hi, v);
+            return -1;
+        }
+        x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+    }
+    if (!(x >= lo && x <= hi)) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must be in [%g, %g], got %g", PN_MODULE_NAME, key, lo, hi, x);
+        return -1;
+    }
+    *out = (float)x;
+    return 0;
+}
+
+/* Refuse kwargs not in ENV_KWARGS (when the binding lists them). */
+static int pn_check_kwargs(PyObject* kwargs) {
+    if (kwargs == NULL || kwargs == Py_None) return 0;
+    if (!PyDict_Check(kwargs)) {
+        PyErr_Format(PyExc_TypeError, "%s: kwargs must be a dict, got %R", PN_MODULE_NAME, kwargs);
+        return -1;
+    }
+#ifdef ENV_KWARGS
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        int known = 0;
+        for (int i = 0; k && i < PN_NUM_KWARGS; i++) known |= strcmp(k, pn_kwarg_names[i]) == 0;
+        if (!known) {
+            PyObject* names = PyUnicode_FromString("");
+            for (int i = 0; names && i < PN_NUM_KWARGS; i++) {
+                PyObject* joined = PyUnicode_FromFormat("%U%s%s", names, i ? ", " : "", pn_kwarg_names[i]);
+                Py_SETREF(names, joined);
+            }
+            PyErr_Format(PyExc_TypeError, "%s: unknown keyword %R; the env takes %U", PN_MODULE_NAME, key, names);
+            Py_XDECREF(names);
+            return -1;
+        }
+    }
+#else
+    if (PyDict_Size(kwargs) > 0) {
+        PyErr_Format(PyExc_TypeError, "%s takes no game keywords, got %R", PN_MODULE_NAME, kwargs);
+        return -1;
+    }
+#endif
+    return 0;
+}
+
+static PyObject* pn_kwargs_arg(PyObject* kwargs) { return (kwargs == Py_None) ? NULL : kwargs; }
+
+static int pn_agents(PyObject* kwargs) {
+    if (pn_check_kwargs(kwargs) < 0) return -1;
+    int n = my_num_agents(pn_kwargs_arg(kwargs));
+    if (n < 1) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: agents per env must be >= 1, got %d", PN_MODULE_NAME, n);
+        return -1;
+    }
+    return n;
+}
+
+static int pn_obs_size(PyObject* kwargs) {
+#ifdef OBS_SIZE_FN
+    int n = OBS_SIZE_FN(pn_kwargs_arg(kwargs));
+    if (n < 1) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: observation size must be >= 1, got %d", PN_MODULE_NAME, n);
+        return -1;
+    }
+    return n;
+#else
+    (void)kwargs;
+    return OBS_SIZE;
+#endif
+}
+
+/* ---------------------------------------------------------------------------------- buffer checks */
+
+static int pn_obs_typenum(void) {
+    const char* d = OBS_DTYPE;
+    if (!strcmp(d, "float32")) return NPY_FLOAT32;
+    if (!strcmp(d, "uint8")) return NPY_UINT8;
+    if (!strcmp(d, "int8")) return NPY_INT8;
+    if (!strcmp(d, "int32")) return NPY_INT32;
+    return -1;
+}
+_Static_assert(sizeof(OBS_T) == 1 || sizeof(OBS_T) == 4, "OBS_T must be a 1- or 4-byte type");
+
+/* `arr` must be a C-contiguous, aligned, writeable numpy array of `typenum` (or `alt`) with `count`
+ * elements, `rows` of them along its first axis. */
+static int pn_check_array(PyObject* arr, const char* name, int typenum, int alt, Py_ssize_t rows, Py_ssize_t count) {
+    if (!PyArray_Check(arr)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a numpy array, got %s", PN_MODULE_NAME, name, Py_TYPE(arr)->tp_name);
+        return -1;
+    }
+    PyArrayObject* a = (PyArrayObject*)arr;
+    int t = PyArray_TYPE(a);
+    if (t != typenum && t != alt) {
+        PyArray_Descr* want = PyArray_DescrFromType(typenum);
+        PyErr_Format(PyExc_TypeError, "%s: %s must have dtype %S, got %S", PN_MODULE_NAME, name, (PyObject*)want,
+                     (PyObject*)PyArray_DESCR(a));
+        Py_XDECREF(want);
+        return -1;
+    }
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISWRITEABLE(a)) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must be C-contiguous, aligned and writeable (np.ascontiguousarray)",
+                     PN_MODULE_NAME, name);
+        return -1;
+    }
+    Py_ssize_t first = PyArray_NDIM(a) ? PyArray_DIM(a, 0) : 1;
+    if (PyArray_SIZE(a) != count || first != rows) {
+        PyErr_Format(PyExc_ValueError, "%s: %s must have %zd rows and %zd elements, got shape with %zd rows and %zd elements",
+                     PN_MODULE_NAME, name, rows, count, first, (Py_ssize_t)PyArray_SIZE(a));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- the handle */
+
+static void pn_close(VecEnv* v) {
+    if (v == NULL || v->closed) return;
+    v->closed = 1;
+    if (v->envs) {
+        for (int i = 0; i < v->num_envs; i++) c_close(&v->envs[i]);
+        free(v->envs);
+        v->envs = NULL;
+    }
+    for (int i = 0; i < 6; i++) Py_CLEAR(v->arrays[i]);
+}
+
+static void pn_capsule_free(PyObject* capsule) {
+    VecEnv* v = (VecEnv*)PyCapsule_GetPointer(capsule, PN_CAPSULE);
+    if (v == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    pn_close(v);
+    free(v);
+}
+
+static VecEnv* pn_handle(PyObject* capsule) {
+    VecEnv* v = (VecEnv*)PyCapsule_GetPointer(capsule, PN_CAPSULE);
+    if (v == NULL) return NULL;
+    if (v->closed) {
+        PyErr_Format(PyExc_RuntimeError, "%s: this env is closed", PN_MODULE_NAME);
+        return NULL;
+    }
+    return v;
+}
+
+static PyObject* vec_init(PyObject* self, PyObject* args) {
+    (void)self;
+    PyObject *obs, *atn, *rew, *term, *trunc, *mask, *kwargs = Py_None;
+    long num_envs_l, num_threads_l = 1;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOOOOOlK|lO:vec_init", &obs, &atn, &rew, &term, &trunc, &mask, &num_envs_l, &seed,
+                          &num_threads_l, &kwargs))
+        return NULL;
+    if (num_envs_l < 1 || num_envs_l > INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: num_envs must be in 1..%d, got %ld", PN_MODULE_NAME, INT_MAX, num_envs_l);
+        return NULL;
+    }
+    if (num_threads_l < 1 || num_threads_l > PN_MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "%s: num_threads must be in 1..%d, got %ld", PN_MODULE_NAME, PN_MAX_THREADS,
+                     num_threads_l);
+        return NULL;
+    }
+    int agents = pn_agents(kwargs);
+    if (agents < 0) return NULL;
+    int obs_size = pn_obs_size(kwargs);
+    if (obs_size < 0) return NULL;
+    int num_envs = (int)num_envs_l;
+    if ((long long)num_envs * agents > INT_MAX || (long long)num_envs * agents * obs_size > PY_SSIZE_T_MAX / 4 ||
+        (long long)num_envs * agents * NUM_ATNS > PY_SSIZE_T_MAX / 4) {
+        PyErr_Format(PyExc_ValueError, "%s: num_envs %d x %d agents is too many rows", PN_MODULE_NAME, num_envs, agents);
+        return NULL;
+    }
+    Py_ssize_t rows = (Py_ssize_t)num_envs * agents;
+    if (pn_check_array(obs, "observations", pn_obs_typenum(), pn_obs_typenum(), rows, rows * obs_size) < 0 ||
+        pn_check_array(atn, "actions", NPY_INT32, NPY_INT32, rows, rows * NUM_ATNS) < 0 ||
+        pn_check_array(rew, "rewards", NPY_FLOAT32, NPY_FLOAT32, rows, rows) < 0 ||
+        pn_check_array(term, "terminals", NPY_BOOL, NPY_UINT8, rows, rows) < 0 ||
+        pn_check_array(trunc, "truncations", NPY_BOOL, NPY_UINT8, rows, rows) < 0 ||
+        pn_check_array(mask, "masks", NPY_BOOL, NPY_UINT8, rows, rows) < 0)
+        return NULL;
+
+    VecEnv* v = (VecEnv*)calloc(1, sizeof(VecEnv));
+    Env* envs = (Env*)calloc((size_t)num_envs, sizeof(Env));
+    if (!v || !envs) {
+        free(v);
+        free(envs);
+        return PyErr_NoMemory();
+    }
+    OBS_T* o = (OBS_T*)PyArray_DATA((PyArrayObject*)obs);
+    int* a = (int*)PyArray_DATA((PyArrayObject*)atn);
+    float* r = (float*)PyArray_DATA((PyArrayObject*)rew);
+    unsigned char* te = (unsigned char*)PyArray_DATA((PyArrayObject*)term);
+    unsigned char* tr = (unsigned char*)PyArray_DATA((PyArrayObject*)trunc);
+    unsigned char* m = (unsigned char*)PyArray_DATA((PyArrayObject*)mask);
+    for (int i = 0; i < num_envs; i++) {
+        Env* env = &envs[i];
+        size_t row = (size_t)i * agents;
+        env->observations = o + row * obs_size;
+        env->actions = a + row * NUM_ATNS;
+        env->rewards = r + row;
+        env->terminals = te + row;
+        env->truncations = tr + row;
+        env->masks = m + row;
+        env->num_agents = agents;
+        pn_seed(&env->rng, seed + (unsigned long long)i);
+        if (my_init(env, pn_kwargs_arg(kwargs)) < 0) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: env %d failed to initialise", PN_MODULE_NAME, i);
+            for (int j = 0; j <= i; j++) c_close(&envs[j]);
+            free(envs);
+            free(v);
+            return NULL;
+        }
+    }
+    v->envs = envs;
+    v->num_envs = num_envs;
+    v->agents = agents;
+    v->rows = (int)rows;
+    v->obs_size = obs_size;
+    v->num_threads = (int)num_threads_l < num_envs ? (int)num_threads_l : num_envs;
+    v->actions = a;
+    PyObject* arrays[6] = {obs, atn, rew, term, trunc, mask};
+    for (int i = 0; i < 6; i++) {
+        Py_INCREF(arrays[i]);
+        v->arrays[i] = arrays[i];
+    }
+    PyObject* capsule = PyCapsule_New(v, PN_CAPSULE, pn_capsule_free);
+    if (capsule == NULL) {
+        pn_close(v);
+        free(v);
+    }
+    return capsule;
+}
+
+/* ---------------------------------------------------------------------------------- stepping */
+
+typedef struct {
+    VecEnv* v;
+    int lo, hi, reset;
+} pn_slice;
+
+static void* pn_run_slice(void* arg) {
+    pn_slice* s = (pn_slice*)arg;
+    Env* envs = s->v->envs;
+    if (s->reset)
+        for (int i = s->lo; i < s->hi; i++) c_reset(&envs[i]);
+    else
+        for (int i = s->lo; i < s->hi; i++) c_step(&envs[i]);
+    return NULL;
+}
+
+/* Reset or step every env; GIL released by the caller. Threads that fail to start run inline. */
+static void pn_run_all(VecEnv* v, int reset) {
+    int t = v->num_threads;
+    if (t <= 1) {
+        pn_slice s = {v, 0, v->num_envs, reset};
+        pn_run_slice(&s);
+        return;
+    }
+    pn_slice slices[PN_MAX_THREADS];
+    pthread_t threads[PN_MAX_THREADS];
+    int started[PN_MAX_THREADS];
+    for (int k = 0; k < t; k++) {
+        slices[k] = (pn_slice){v, (int)((long long)v->num_envs * k / t), (int)((long long)v->num_envs * (k + 1) / t), reset};
+        started[k] = k > 0 && pthread_create(&threads[k], NULL, pn_run_slice, &slices[k]) == 0;
+        if (k > 0 && !started[k]) pn_run_slice(&slices[k]);
+    }
+    pn_run_slice(&slices[0]);
+    for (int k = 1; k < t; k++)
+        if (started[k]) pthread_join(threads[k], NULL);
+}
+
+static long pn_pending(VecEnv* v) {
+    double n = 0;
+    for (int i = 0; i < v->num_envs; i++) n += v->envs[i].log.n;
+    return (long)n;
+}
+
+static PyObject* vec_reset(PyObject* self, PyObject* args) {
+    (void)self;
+    PyObject *capsule, *seed = Py_None;
+    if (!PyArg_ParseTuple(args, "O|O:vec_reset", &capsule, &seed)) return NULL;
+    VecEnv* v = pn_handle(capsule);
+    if (v == NULL) return NULL;
+    if (seed != Py_None) {
+        if (PyBool_Check(seed) || !PyLong_Check(seed)) {
+            PyErr_Format(PyExc_TypeError, "%s: seed must be an int or None, got %R", PN_MODULE_NAME, seed);
+            return NULL;
+        }
+        unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
+        if (PyErr_Occurred()) return NULL;
+        for (int i = 0; i < v->num_envs; i++) pn_seed(&v->envs[i].rng, s + (unsigned long long)i);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pn_run_all(v, 1);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* Every action in range, else a ValueError naming the row, the value and the range. */
+static int pn_check_actions(VecEnv* v) {
+    const int* a = v->actions;
+    size_t count = (size_t)v->rows * NUM_ATNS;
+    for (size_t i = 0; i < count; i++) {
+        int j = (int)(i % NUM_ATNS);
+        if ((unsigned)a[i] >= (unsigned)pn_act_sizes[j]) {
+            if (NUM_ATNS == 1)
+                PyErr_Format(PyExc_ValueError, "%s: action %d of agent row %zu is out of range 0..%d", PN_MODULE_NAME,
+                             a[i], i, pn_act_sizes[j] - 1);
+            else
+                PyErr_Format(PyExc_ValueError, "%s: action %d of agent row %zu, branch %d, is out of range 0..%d",
+                             PN_MODULE_NAME, a[i], i / NUM_ATNS, j, pn_act_sizes[j] - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Step every env with the actions in the buffer; returns the episodes logged since the last vec_log. */
+static PyObject* vec_step(PyObject* self, PyObject* capsule) {
+    (void)self;
+    VecEnv* v = pn_handle(capsule);
+    if (v == NULL || pn_check_actions(v) < 0) return NULL;
+    long pending;
+    Py_BEGIN_ALLOW_THREADS
+    pn_run_all(v, 0);
+    pending = pn_pending(v);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(pending);
+}
+
+/* Means of every log field over the episodes finished since the last call, plus n; {} when none. */
+static PyObject* vec_log(PyObject* self, PyObject* capsule) {
+    (void)self;
+    VecEnv* v = pn_handle(capsule);
+    if (v == NULL) return NULL;
+    double sums[PN_NUM_LOG];
+    memset(sums, 0, sizeof(sums));
+    for (int i = 0; i < v->num_envs; i++) {
+        float* f = (float*)&v->envs[i].log;
+        for (int k = 0; k < PN_NUM_LOG; k++) sums[k] += f[k];
+    }
+    double n = sums[PN_NUM_LOG - 1];
+    PyObject* out = PyDict_New();
+    if (out == NULL || n <= 0) return out;
+    for (int k = 0; k < PN_NUM_LOG; k++) {
+        PyObject* value = k == PN_NUM_LOG - 1 ? PyLong_FromLong((long)n) : PyFloat_FromDouble(sums[k] / n);
+        if (value == NULL || PyDict_SetItemString(out, pn_log_fields[k], value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(value);
+    }
+    for (int i = 0; i < v->num_envs; i++) memset(&v->envs[i].log, 0, sizeof(Log));
+    return out;
+}
+
+static VecEnv* pn_env_at(PyObject* args, const char* fn, int* index) {
+    PyObject* capsule;
+    if (!PyArg_ParseTuple(args, "Oi", &capsule, index)) return NULL;
+    VecEnv* v = pn_handle(capsule);
+    if (v == NULL) return NULL;
+    if (*index < 0 || *index >= v->num_envs) {
+        PyErr_Format(PyExc_IndexError, "%s.%s: env index must be in 0..%d, got %d", PN_MODULE_NAME, fn, v->num_envs - 1,
+                     *index);
+        return NULL;
+    }
+    return v;
+}
+
+static PyObject* vec_render(PyObject* self, PyObject* args) {
+    (void)self;
+    int index;
+    VecEnv* v = pn_env_at(args, "vec_render", &index);
+    if (v == NULL) return NULL;
+    npy_intp dims[3] = {RENDER_H, RENDER_W, 3};
+    PyObject* frame = PyArray_SimpleNew(3, dims, NPY_UINT8);
+    if (frame == NULL) return NULL;
+    c_render(&v->envs[index], (unsigned char*)PyArray_DATA((PyArrayObject*)frame));
+    return frame;
+}
+
+static PyObject* vec_ansi(PyObject* self, PyObject* args) {
+    (void)self;
+    int index;
+    VecEnv* v = pn_env_at(args, "vec_ansi", &index);
+    if (v == NULL) return NULL;
+    char* text = (char*)malloc(ANSI_SIZE);
+    if (text == NULL) return PyErr_NoMemory();
+    text[0] = 0;
+    int len = c_ansi(&v->envs[index], text, ANSI_SIZE);
+    text[ANSI_SIZE - 1] = 0;
+    if (len < 0 || len >= ANSI_SIZE) len = (int)strlen(text);
+    PyObject* out = PyUnicode_DecodeUTF8(text, len, "replace");
+    free(text);
+    return out;
+}
+
+static PyObject* vec_close(PyObject* self, PyObject* capsule) {
+    (void)self;
+    VecEnv* v = (VecEnv*)PyCapsule_GetPointer(capsule, PN_CAPSULE);
+    if (v == NULL) return NULL;
+    pn_close(v);
+    Py_RETURN_NONE;
+}
+
+static PyObject* num_agents(PyObject* self, PyObject* args) {
+    (void)self;
+    PyObject* kwargs = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:num_agents", &kwargs)) return NULL;
+    int n = pn_agents(kwargs);
+    return n < 0 ? NULL : PyLong_FromLong(n);
+}
+
+static PyObject* obs_size(PyObject* self, PyObject* args) {
+    (void)self;
+    PyObject* kwargs = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:obs_size", &kwargs)) return NULL;
+    if (pn_check_kwargs(kwargs) < 0) return NULL;
+    int n = pn_obs_size(kwargs);
+    return n < 0 ? NULL : PyLong_FromLong(n);
+}
+
+static PyMethodDef pn_methods[] = {
+    {"vec_init", vec_init, METH_VARARGS,
+     "vec_init(observations, actions, rewards, terminals, truncations, masks, num_envs, seed, num_threads=1, "
+     "kwargs=None) -> handle"},
+    {"vec_reset", vec_reset, METH_VARARGS, "vec_reset(handle, seed=None): reset every env (reseeded: env i gets seed + i)"},
+    {"vec_step", vec_step, METH_O, "vec_step(handle) -> episodes logged since the last vec_log"},
+    {"vec_log", vec_log, METH_O, "vec_log(handle) -> {field: mean, ..., 'n': episodes}, then clears; {} when none"},
+    {"vec_render", vec_render, METH_VARARGS, "vec_render(handle, index) -> ndarray (RENDER_H, RENDER_W, 3) uint8"},
+    {"vec_ansi", vec_ansi, METH_VARARGS, "vec_ansi(handle, index) -> str"},
+    {"vec_close", vec_close, METH_O, "vec_close(handle): free the envs (idempotent)"},
+    {"num_agents", num_agents, METH_VARARGS, "num_agents(kwargs=None) -> agents per env instance"},
+    {"obs_size", obs_size, METH_VARARGS, "obs_size(kwargs=None) -> observation elements per agent"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef pn_module = {PyModuleDef_HEAD_INIT, PN_MODULE_NAME, "A native Ocean env (env_binding.h)", -1,
+                                       pn_methods, NULL, NULL, NULL, NULL};
+
+static int pn_add(PyObject* m, const char* name, PyObject* value) {
+    int rc = value ? PyModule_AddObjectRef(m, name, value) : -1;
+    Py_XDECREF(value);
+    return rc;
+}
+
+PyMODINIT_FUNC PN_CAT(PyInit_, ENV_NAME)(void) {
+    import_array();
+    PyObject* m = PyModule_Create(&pn_module);
+    if (m == NULL) return NULL;
+    PyObject* sizes = PyTuple_New(NUM_ATNS);
+    PyObject* fields = PyTuple_New(PN_NUM_LOG);
+    PyObject* kw = PyTuple_New(PN_NUM_KWARGS);
+    for (int i = 0; sizes && i < NUM_ATNS; i++) PyTuple_SET_ITEM(sizes, i, PyLong_FromLong(pn_act_sizes[i]));
+    for (int i = 0; fields && i < PN_NUM_LOG; i++) PyTuple_SET_ITEM(fields, i, PyUnicode_FromString(pn_log_fields[i]));
+#ifdef ENV_KWARGS
+    for (int i = 0; kw && i < PN_NUM_KWARGS; i++) PyTuple_SET_ITEM(kw, i, PyUnicode_FromString(pn_kwarg_names[i]));
+#endif
+    if (PyModule_AddIntConstant(m, "OBS_SIZE", OBS_SIZE) < 0 || PyModule_AddStringConstant(m, "OBS_DTYPE", OBS_DTYPE) < 0 ||
+        pn_add(m, "OBS_LOW", PyFloat_FromDouble((double)(OBS_LOW))) < 0 ||
+        pn_add(m, "OBS_HIGH", PyFloat_FromDouble((double)(OBS_HIGH))) < 0 || pn_add(m, "ACT_SIZES", sizes) < 0 ||
+        pn_add(m, "LOG_FIELDS", fields) < 0 || pn_add(m, "KWARGS", kw) < 0 ||
+        pn_add(m, "RENDER_SHAPE", Py_BuildValue("(iii)", RENDER_H, RENDER_W, 3)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
+
+#endif /* PN_NO_PYTHON */
