@@ -25,6 +25,10 @@ class Native(NamedTuple):
 # One row per env folder pufferlib/ocean/native/<name>/ (append yours).
 NATIVE: dict[str, Native] = {
     "cartpole": Native(solved=475.0),
+    # bricks broken per episode (of 108): random play breaks ~1, following the ball ~105
+    "breakout": Native(solved=50.0, learn=False),
+    # points won minus lost (-21..21): standing still scores -21, following the ball ~+13
+    "pong": Native(solved=10.0, learn=False),
 }
 
 

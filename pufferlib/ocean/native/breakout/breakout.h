@@ -1,4 +1,4 @@
-/* Breakout: one paddle, one ball, BK_ROWS x BK_COLS bricks (pure C, no Python).
+/* Breakout: a paddle, a ball and 6 x 18 bricks; +1 per brick, 5 lives, state observation. Pure C.
  *
  * World: BK_W x BK_H pixels, y down. The paddle slides along the bottom; the ball bounces off the
  * left, right and top walls, the paddle and the bricks. Where the ball meets the paddle sets its

@@ -1,4 +1,4 @@
-/* Pong: the agent's paddle (right) against a scripted opponent paddle (left) (pure C, no Python).
+/* Pong: the agent's paddle against a scripted one; +1/-1 per point, first to 21, state observation. Pure C.
  *
  * World: PG_W x PG_H pixels, y down. The ball bounces off the top and bottom walls and off the
  * paddles; where it meets a paddle sets its outgoing angle (centre: flat; edges: up to
