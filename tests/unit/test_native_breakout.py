@@ -97,6 +97,22 @@ def test_reward_is_one_per_brick_broken() -> None:
     env.close()
 
 
+def test_the_ball_never_ends_a_step_inside_a_standing_brick() -> None:
+    """Bricks are 16 x 6 pixels from y = 32, the ball 4 x 4: its centre is in the observation."""
+    env = make(num_envs=32)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        actions = np.where(rng.random(32) < 0.8, track(env.observations), rng.integers(0, 3, 32))
+        obs = env.step(actions.astype(np.int32))[0]
+        x, y = obs[:, 1] * WIDTH - 2, obs[:, 2] * 208 - 2 - 32  # the ball's corner, from the bricks' top
+        for i in np.flatnonzero((y + 4 > 0) & (y < 36)):
+            rows = range(max(int(y[i] // 6), 0), min(int((y[i] + 4 - 1e-3) // 6), 5) + 1)
+            cols = range(int(x[i] // 16), min(int((x[i] + 4 - 1e-3) // 16), 17) + 1)
+            standing = obs[i, 6:].reshape(6, 18)
+            assert not any(standing[r, c] for r in rows for c in cols), (i, x[i], y[i])
+    env.close()
+
+
 def test_losing_every_life_ends_the_episode_as_terminal() -> None:
     env = make(lives=2)
     infos: list[dict] = []
