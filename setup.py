@@ -3,21 +3,23 @@
 Everything else about the package is in pyproject.toml. The extensions are optional: without a C
 compiler (or Python's headers) `pip install` still succeeds, and the native envs are then unavailable
 (`puffer envs` says why). Rebuild in place after editing a C env: `python setup.py build_ext --inplace`
-(or `puffer build-native NAME` for one env).
+(or `puffer build-native NAME` for one env; PUFFER_NATIVE_ONLY=NAME limits setup.py to it).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 from setuptools import Extension, setup
 
 NATIVE = Path("pufferlib", "ocean", "native")
-# -O3 and no -march: the image must run on any x86-64 machine. PUFFER_NATIVE_CFLAGS adds flags
-# (e.g. "-march=native" for a local build, or sanitizers).
-CFLAGS = ["-O3", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wno-unused-function"]
-CFLAGS += os.environ.get("PUFFER_NATIVE_CFLAGS", "").split()
+# The flags live beside the envs (pufferlib/ocean/native/build.py, standard library only), loaded by path:
+# pufferlib's own dependencies may not be importable while it builds.
+_spec = importlib.util.spec_from_file_location("_native_build", NATIVE / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
 
 
 def native_extensions(only: str | None = None) -> list[Extension]:
@@ -29,16 +31,16 @@ def native_extensions(only: str | None = None) -> list[Extension]:
     only = only or os.environ.get("PUFFER_NATIVE_ONLY") or None
     return [
         Extension(
-            f"pufferlib.ocean.native._{binding.parent.name}",
+            f"pufferlib.ocean.native._{name}",
             [binding.as_posix()],
             include_dirs=[numpy.get_include()],
             depends=[p.as_posix() for p in [*NATIVE.glob("*.h"), *binding.parent.glob("*.h")]],
-            extra_compile_args=CFLAGS,
-            extra_link_args=["-pthread"],
+            extra_compile_args=build.cflags(),
+            extra_link_args=build.LDFLAGS,
             optional=True,
         )
-        for binding in sorted(NATIVE.glob("*/binding.c"))
-        if only is None or binding.parent.name == only
+        for name, binding in build.bindings(NATIVE).items()
+        if only is None or name == only
     ]
 
 

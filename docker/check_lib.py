@@ -57,6 +57,13 @@ def main() -> int:
             )
         print(f"check_lib: {len(envs) - len(unavailable)}/{len(envs)} registered environments available")
 
+    from pufferlib.ocean import native
+
+    for name in native.names():  # a native env with a Python fallback would not show as unavailable above
+        why = native.unavailable(name)
+        if why:
+            problems.append(f"{why} (the image's compiler should have built it: see the build log above)")
+
     for problem in problems:
         print(f"check_lib: FAIL: {problem}", file=sys.stderr)
     return 1 if problems else 0

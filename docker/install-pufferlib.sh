@@ -11,6 +11,7 @@ trap 'rm -rf "$build"' EXIT
 cp -r "$src/pyproject.toml" "$src/setup.py" "$src/pufferlib" "$build/"
 if [ -f "$src/README.md" ]; then cp "$src/README.md" "$build/"; else echo "(no README.md)" >"$build/README.md"; fi
 find "$build" -name __pycache__ -prune -exec rm -rf {} +
+find "$build" -name '*.so' -delete  # native envs built in place on the host; compile them here
 
 pip install --no-deps --no-build-isolation --no-cache-dir --progress-bar off "$build"
 

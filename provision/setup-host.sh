@@ -63,6 +63,7 @@ REPO_DIR=""
 LOG_FILE=/var/log/puffertank-setup.log
 
 # ---- run state -------------------------------------------------------------------------------------------
+LOG_SECRET="" # masked in what a command prints before it reaches the log (the Tailscale auth key)
 CURRENT_STEP=""
 STEP_ACTIONS=0
 TOTAL_ACTIONS=0
@@ -150,6 +151,24 @@ log() {
 	printf '%s %s\n' "$(date '+%F %T')" "$*" >>"$LOG_FILE"
 }
 
+# The log captures every command's output: root's alone (0600) from before its first line, also when an
+# earlier run left it readable by others.
+open_log() {
+	install -d -m 0755 "$(dirname "$LOG_FILE")"
+	(umask 077 && : >>"$LOG_FILE")
+	chmod 600 "$LOG_FILE"
+}
+
+# stdin to stdout with $LOG_SECRET masked. Bash builtins only: the secret is never in a child's argv or
+# environment.
+scrub() {
+	local line
+	while IFS= read -r line || [[ -n $line ]]; do
+		[[ -z $LOG_SECRET ]] || line=${line//"$LOG_SECRET"/[auth key]}
+		printf '%s\n' "$line"
+	done
+}
+
 on_error() {
 	local rc=$1 line=$2 cmd=$3
 	printf '\nsetup-host.sh: FAILED in step %s (line %s, exit %s): %s\n' \
@@ -193,7 +212,9 @@ act() {
 	log "+ $(show_cmd "$@")"
 	local rc=0
 	if ((VERBOSE)); then
-		"$@" 2>&1 | tee -a "$LOG_FILE" || rc=$?
+		"$@" 2>&1 | scrub | tee -a "$LOG_FILE" || rc=$?
+	elif [[ -n $LOG_SECRET ]]; then
+		"$@" 2>&1 | scrub >>"$LOG_FILE" || rc=$?
 	else
 		"$@" >>"$LOG_FILE" 2>&1 || rc=$?
 	fi
@@ -829,7 +850,8 @@ step_tailscale() {
 }
 
 # `tailscale up --ssh` with the auth key from --tailscale-authkey-file or $TS_AUTHKEY. The key never reaches
-# argv or output: tailscale reads it from a file (`--auth-key=file:PATH`). For $TS_AUTHKEY that file is a
+# argv, output or the log: tailscale reads it from a file (`--auth-key=file:PATH`), and an error message of
+# tailscale's that quotes it is masked (LOG_SECRET) before it is logged or shown. For $TS_AUTHKEY that file is a
 # mode-600 temporary one, made here in the main shell (not in a $(...) subshell, whose clean-up registration
 # would be lost) and deleted right after `tailscale up`; the EXIT trap deletes it on every other way out.
 tailscale_login() {
@@ -857,7 +879,12 @@ tailscale_login() {
 		warn "no auth key (--tailscale-authkey-file FILE or TS_AUTHKEY): log in yourself with: sudo tailscale up $(show_cmd "${args[@]}")"
 		return 0
 	fi
+	if ((!DRY_RUN)); then
+		LOG_SECRET=$(<"$keyfile")
+		LOG_SECRET=${LOG_SECRET//[[:space:]]/} # tailscale trims the file's whitespace too
+	fi
 	act tailscale up "--auth-key=file:$keyfile" "${args[@]}" --timeout=120s
+	LOG_SECRET=""
 	[[ -z $made ]] || rm -f -- "$made"
 }
 
@@ -1223,7 +1250,7 @@ main() {
 	validate_options
 	install_traps
 	if ((!DRY_RUN)); then
-		install -d -m 0755 "$(dirname "$LOG_FILE")"
+		open_log
 		log "setup-host.sh $(show_cmd "$@")"
 	fi
 	say "PufferTank host setup on $(os_field PRETTY_NAME)$( ((DRY_RUN)) && echo ' (dry run: nothing will change)')"

@@ -85,7 +85,8 @@ main() {
     engine_up || say "[dry-run] would reach or start the Docker engine"
   else
     engine_ensure || die "no Docker engine; provision the host first: sudo provision/setup-host.sh"
-    engine_apt_install debootstrap || say "debootstrap missing: builds need a reachable registry for the base image"
+    engine_apt_install debootstrap debian-archive-keyring ||
+      say "debootstrap or debian-archive-keyring missing: builds need a reachable registry for the base image"
   fi
   detect_variant
   install_host_tooling

@@ -1,4 +1,5 @@
-"""`puffer`: the library's command (envs, smoke, train, eval, plot, bench). One module per subcommand.
+"""`puffer`: the library's command (envs, smoke, train, eval, plot, bench, build-native).
+One module per subcommand.
 
 Conventions shared by every subcommand: `--json` is a flag that makes stdout machine-readable and
 nothing else (progress goes to stderr or is left out); a file to write is `--out FILE` or
@@ -20,6 +21,7 @@ COMMAND_MODULES = (
     "pufferlib.train.cli",
     "pufferlib.train.sweep",
     "pufferlib.bench.cli",
+    "pufferlib.ocean.native.build",
 )
 
 

@@ -110,7 +110,9 @@ class _Emulated(PufferEnv):
         # numpy's (which must first build an index and a view). `_obs_view` is set once the first
         # step's observation was checked and is a 1-D array of the declared dtype; anything else
         # (another dtype, a list, a Dict) goes through numpy, which casts.
-        self._obs_rows = list(self.observations)  # row views, built once
+        # Row views, built once; `[i, ...]` keeps a scalar space's rows 0-d arrays (writable views),
+        # where iterating the 1-D buffer would give numpy scalars (copies).
+        self._obs_rows = [self.observations[i, ...] for i in range(len(self.observations))]
         self._obs_view: memoryview | None = None
         self._outcome_views = (
             memoryview(self.rewards),

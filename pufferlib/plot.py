@@ -43,22 +43,47 @@ class Run:
     solved_score: float | None
 
 
-def load_run(path: Path) -> Run:
-    """A run directory's curve (metrics.jsonl) and the config that made it (config.toml)."""
+def load_run(path: Path, warnings: list[str] | None = None) -> Run:
+    """A run directory's curve (metrics.jsonl) and the config that made it (config.toml). A torn last
+    line (what a killed run leaves: not JSON, and no newline after it) is skipped with a note in
+    `warnings`; anything else unreadable is a PlotError naming the file."""
     points = []
-    for n, text in enumerate((path / "metrics.jsonl").read_text().splitlines(), 1):
+    raw = _read(path / "metrics.jsonl")
+    lines = raw.splitlines()
+    for n, text in enumerate(lines, 1):
         if not text.strip():
             continue
         try:
             line = json.loads(text)
         except ValueError:
+            if n == len(lines) and not raw.endswith("\n") and warnings is not None:  # torn: no newline yet
+                warnings.append(f"{path}/metrics.jsonl: skipped the torn last line {n} ({text[:40]!r}...)")
+                continue
             raise PlotError(f"{path}/metrics.jsonl line {n} is not JSON: {text[:80]!r}") from None
+        if not isinstance(line, dict):
+            raise PlotError(f"{path}/metrics.jsonl line {n} is not a record ({{...}}): {text[:80]!r}")
         if line.get("episodic_return") is not None:
+            missing = [key for key in ("global_step", "time") if not isinstance(line.get(key), int | float)]
+            if missing:
+                raise PlotError(
+                    f"{path}/metrics.jsonl line {n} has no numeric {' or '.join(missing)}: "
+                    "is it a metrics.jsonl of `puffer train`?"
+                )
             points.append((line["global_step"], line["time"], line["episodic_return"]))
     config: dict[str, Any] = {}
     if (path / "config.toml").is_file():
-        config = tomllib.loads((path / "config.toml").read_text())
-    summary = json.loads((path / "summary.json").read_text()) if (path / "summary.json").is_file() else {}
+        try:
+            config = tomllib.loads(_read(path / "config.toml"))
+        except tomllib.TOMLDecodeError as e:
+            raise PlotError(f"{path}/config.toml is not TOML ({e}): restore it or remove it") from None
+    summary: Any = {}
+    if (path / "summary.json").is_file():
+        try:
+            summary = json.loads(_read(path / "summary.json"))
+        except ValueError as e:
+            raise PlotError(f"{path}/summary.json is not JSON ({e}): restore it or remove it") from None
+        if not isinstance(summary, dict):
+            raise PlotError(f"{path}/summary.json is not a JSON object: restore it or remove it")
     env = config.pop("env_name", None) or summary.get("env") or path.parent.name
     seed = config.get("train", {}).get("seed")
     for section, keys in IGNORED_KEYS.items():
@@ -77,6 +102,13 @@ def load_run(path: Path) -> Run:
         returns=data[:, 2],
         solved_score=summary.get("solved_score"),
     )
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PlotError(f"cannot read {path}: {e}") from None
 
 
 def group(runs: list[Run]) -> list[list[Run]]:
@@ -131,18 +163,23 @@ def _check_outputs(outs: Sequence[Path]) -> None:
 def _save(fig: Any, outs: Sequence[Path]) -> list[str]:
     written = []
     for out in map(Path, outs):
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=150, bbox_inches="tight")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(out, dpi=150, bbox_inches="tight")
+        except OSError as e:
+            raise PlotError(f"cannot write {out}: {e.strerror or e}; choose another -o/--out") from None
         written.append(str(out))
     return written
 
 
 def learning_curves(run_dirs: Sequence[Path], outs: Sequence[Path], title: str | None = None) -> dict:
-    """Draw the runs' curves into each of `outs`; returns what was drawn (files, groups, runs)."""
+    """Draw the runs' curves into each of `outs`; returns what was drawn (files, groups, runs) and
+    the warnings (torn last lines skipped)."""
     from matplotlib.figure import Figure
 
     _check_outputs(outs)
-    runs = [load_run(Path(p)) for p in run_dirs]
+    warnings: list[str] = []
+    runs = [load_run(Path(p), warnings) for p in run_dirs]
     empty = [str(r.path) for r in runs if not len(r.returns)]
     runs = [r for r in runs if len(r.returns)]
     if not runs:
@@ -186,7 +223,7 @@ def learning_curves(run_dirs: Sequence[Path], outs: Sequence[Path], title: str |
     by_steps.legend(loc="lower right", fontsize="small")
     envs = sorted({r.env for r in runs})
     fig.suptitle(title or f"Learning curves: {', '.join(envs)}" + (" (dashed: solved)" if scores else ""))
-    return {"files": _save(fig, outs), "groups": drawn, "skipped": empty}
+    return {"files": _save(fig, outs), "groups": drawn, "skipped": empty, "warnings": warnings}
 
 
 def _colours(n: int) -> list[str]:

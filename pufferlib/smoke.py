@@ -10,7 +10,9 @@ workers: every observation in its space, and the same trace from both for the sa
 policy (the default policy's forward pass), learn (a short training run that must reach the solved score
 within half the binding's time budget; Ocean and CartPole) and gpu (torch CUDA and a policy step on the
 GPU; skipped with the reason where none).
-A check whose prerequisite failed is skipped with that reason. Exit status 1 if any check failed.
+A check runs its prerequisites (NEEDS) too, selected or not: `--checks step` runs import, make,
+spaces, reset and step. A check whose prerequisite failed is skipped with that reason. Exit status 1
+if any check failed; 2 for bad arguments (an unknown check, --steps below 1).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ CHECKS = (
     "learn",
     "gpu",
 )
-# A check runs only if these passed.
+# A check runs only if these passed (and runs them first when they were not selected).
 NEEDS = {
     "make": ("import",),
     "spaces": ("make",),
@@ -55,6 +57,18 @@ NEEDS = {
     "learn": ("step", "policy"),
     "gpu": ("policy",),
 }
+
+
+def with_prerequisites(checks: tuple[str, ...]) -> tuple[str, ...]:
+    """`checks` and every check they need (NEEDS, transitively), in the order of CHECKS."""
+    wanted: set[str] = set()
+    todo = list(checks)
+    while todo:
+        check = todo.pop()
+        if check not in wanted:
+            wanted.add(check)
+            todo.extend(NEEDS.get(check, ()))
+    return tuple(check for check in CHECKS if check in wanted)
 
 
 class Skip(Exception):
@@ -176,6 +190,8 @@ class Smoke:
     """Runs the checks for one binding, keeping the objects later checks need."""
 
     def __init__(self, name: str, steps: int | None = None, seed: int = 0) -> None:
+        if steps is not None and steps < 1:
+            raise ValueError(f"steps must be >= 1, got {steps} (None: the binding's own)")
         self.name = name
         self.seed = seed
         self.steps_override = steps
@@ -437,10 +453,11 @@ class Smoke:
         return f"policy step on {name} (CUDA {torch.version.cuda}), actions {tuple(action.shape)}"
 
     def run(self, checks: tuple[str, ...] = CHECKS) -> Iterator[Result]:
+        """Each of `checks` and its prerequisites (with_prerequisites), a Result as each ends."""
         passed: set[str] = set()
         failed: dict[str, str] = {}
         try:
-            for check in checks:
+            for check in with_prerequisites(checks):
                 blocked = [n for n in NEEDS.get(check, ()) if n not in passed]
                 if blocked:
                     why = next((f"{n} failed" for n in blocked if n in failed), f"needs {', '.join(blocked)}")
@@ -526,9 +543,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("env", nargs="?", help="binding name, e.g. ocean/squared")
-    p.add_argument("--checks", default=",".join(CHECKS), help=f"comma-separated subset of {','.join(CHECKS)}")
     p.add_argument(
-        "--steps", type=int, help="random steps for the step/vector checks (default: the binding's)"
+        "--checks",
+        default=",".join(CHECKS),
+        help=f"comma-separated subset of {','.join(CHECKS)} (their prerequisites run too)",
+    )
+    p.add_argument(
+        "--steps", type=int, help="random steps (>= 1) for the step/vector checks (default: the binding's)"
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="one JSON object per line, flushed as each check ends")
@@ -540,11 +561,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(versions()))
         return 0
     if not args.env:
-        raise SystemExit("smoke: give a binding name (see `puffer envs`)")
+        return _fail("give a binding name (see `puffer envs`)")
     checks = tuple(c.strip() for c in args.checks.split(",") if c.strip())
     unknown = [c for c in checks if c not in CHECKS]
-    if unknown:
-        raise SystemExit(f"smoke: unknown check(s) {', '.join(unknown)}; choose from {', '.join(CHECKS)}")
+    if unknown or not checks:
+        return _fail(
+            f"unknown check(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(CHECKS)}"
+        )
+    if args.steps is not None and args.steps < 1:
+        return _fail(f"--steps must be >= 1, got {args.steps} (leave it out for the binding's own)")
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     failed = False
     for result in Smoke(args.env, steps=args.steps, seed=args.seed).run(checks):
@@ -558,6 +583,11 @@ def run(args: argparse.Namespace) -> int:
                 f"{result.check:<16} {result.status:<5} {result.seconds:7.2f}s {sps:>12}  {first}", flush=True
             )
     return 1 if failed else 0
+
+
+def _fail(message: str) -> int:
+    print(f"smoke: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ source "$REPO/provision/engine.sh"
 say() { printf '\033[1m[tests]\033[0m %s\n' "$*" >&2; }
 
 install_system_packages() {
-  engine_apt_install debootstrap shellcheck ca-certificates
+  engine_apt_install debootstrap debian-archive-keyring shellcheck ca-certificates
   # the matrix report's browser test drives Debian's Chromium (Playwright's own download is unreachable)
   engine_apt_install chromium
   # Griddly's sprite observations draw through Vulkan: Mesa's lavapipe on the CPU, as in the image

@@ -110,15 +110,63 @@ def _chart(results: list[dict], peers: list[str], markdown: str) -> None:
     print("chart: " + ", ".join(plot.bench_chart(results, peers, [Path(markdown).with_suffix(".png")])))
 
 
+class BadArgument(ValueError):
+    """An argument `puffer bench` cannot use; the message names it and what would work."""
+
+
+def env_counts(text: str) -> list[int]:
+    """--num-envs '2,8' -> [2, 8]."""
+    try:
+        counts = [int(n) for n in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise BadArgument(f"--num-envs expects comma-separated env counts >= 1, like 2,8; got {text!r}")
+    return counts
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """BadArgument for a count or scale that would measure nothing."""
+    env_counts(args.num_envs)
+    for flag, value, least in (("--repeats", args.repeats, 1), ("--workers", args.workers, 1)):
+        if value is not None and value < least:
+            raise BadArgument(f"{flag} must be >= {least}, got {value}")
+    if not args.scale > 0:
+        raise BadArgument(f"--scale must be > 0, got {args.scale}")
+
+
+def load_saved(path: str) -> dict[str, Any]:
+    """An earlier --json-file (machine and results), or BadArgument saying what is wrong with it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+    except OSError as e:
+        raise BadArgument(f"--from-json {path}: cannot read it: {e.strerror or e}") from None
+    except ValueError as e:  # not JSON, or not UTF-8
+        raise BadArgument(f"--from-json {path} is not JSON ({e}): pass a file --json-file wrote") from None
+    if not (isinstance(saved, dict) and isinstance(saved.get("machine"), dict)):
+        raise BadArgument(f"--from-json {path} holds no 'machine': pass a file --json-file wrote")
+    results = saved.get("results")
+    if not (isinstance(results, list) and all(isinstance(r, dict) and "peer" in r for r in results)):
+        raise BadArgument(f"--from-json {path} holds no 'results' rows: pass a file --json-file wrote")
+    return saved
+
+
 def _run(args: argparse.Namespace) -> int:
     from pufferlib.vector import physical_cores
 
-    if args.from_json:
-        with open(args.from_json) as f:
-            saved = json.load(f)
+    try:
+        check_arguments(args)
+        saved = load_saved(args.from_json) if args.from_json else None
+    except BadArgument as e:
+        return _fail(f"error: {e}")
+    if saved is not None:
         peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
         cores = saved["machine"].get("physical_cores")
-        text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
+        try:
+            text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
+        except (KeyError, TypeError, ValueError) as e:  # rows of another shape
+            return _fail(f"error: --from-json {args.from_json}: a result row lacks or mistypes {e}")
         print(text)
         if args.markdown:
             with open(args.markdown, "w") as f:
@@ -147,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
             return _fail(str(e))
     cores = physical_cores()
     worker_counts = [args.workers] if args.workers else sorted({1, cores})
-    counts = [int(n) for n in args.num_envs.split(",")]
+    counts = env_counts(args.num_envs)
     chosen = []
     for n in names:
         w = all_work[n]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, EpisodeStats, PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:Atari"
 # The Atari 57 benchmark games (ALE's snake_case ROM names).
@@ -204,6 +204,9 @@ class Atari(PufferEnv):
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
     return Atari(name, buf=buf, seed=seed, **kwargs)
+
+
+env_creator = family_env_creator("atari")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); every other game of GAMES is made the

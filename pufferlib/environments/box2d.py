@@ -18,7 +18,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Default"
 PixelPolicy = "pufferlib.models:Convolutional"
@@ -74,6 +74,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     if env_id.startswith("CarRacing"):
         env.render_backend = render_backend
     return env
+
+
+env_creator = family_env_creator("box2d")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

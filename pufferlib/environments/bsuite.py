@@ -19,7 +19,6 @@ TensorFlow, but load the MNIST data by downloading it on first use, which fails 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import gymnasium
@@ -27,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Default"
 # Experiments of bsuite 0.3.6 and their number of settings (bsuite.sweep), without the MNIST three.
@@ -104,8 +103,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0) -> PufferEnv:
     return GymnasiumPufferEnv(env=BSuite(name), buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("bsuite")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): a basic skill, exploration, memory.

@@ -25,7 +25,7 @@ import gymnasium
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 ALIASES = {
     "cooperative_pong_v5": "cooperative_pong_v6",
@@ -127,6 +127,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, downsample: int = 1, **k
     env = PettingZooPufferEnv(env=env, buf=buf, seed=seed)
     env.render_backend = "pygame-ce software surface (SDL_VIDEODRIVER=" + os.environ["SDL_VIDEODRIVER"] + ")"
     return env
+
+
+env_creator = family_env_creator("butterfly")  # PufferLib's env_creator(name)
 
 
 def _register(name: str, target: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 Policy = "pufferlib.models:Default"
 # id -> mean episode return that counts as solved (gymnasium's reward thresholds; Pendulum-v1 has
@@ -23,6 +23,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import gymnasium
 
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
+
+
+env_creator = family_env_creator("classic_control")  # PufferLib's env_creator(name)
 
 
 for _name, _solved in ENVS.items():

@@ -48,7 +48,7 @@ from pufferlib import APIUsageError, PufferEnv
 from pufferlib.environments import _child, craftax_jax
 from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 CACHE_DIR = Path.home() / ".cache" / "pufferlib" / "jax"
 _JAX_PID: int | None = None  # the process in which this family ran JAX (a fork child inherits it)
@@ -202,8 +202,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return Craftax(name, buf=buf, seed=seed, **kwargs)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("craftax")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import io
 from typing import Any
 
@@ -31,7 +30,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Convolutional"
 ENVS = {"reward": True, "noreward": False}  # name -> crafter.Env(reward=...)
@@ -115,8 +114,7 @@ def make_env(name: str = "reward", buf: Any = None, seed: int = 0, **kwargs: Any
     return env
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("crafter")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

@@ -27,7 +27,7 @@ import numpy as np
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments import rendering
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
 # them when they load): pufferlib/environments/rendering.py says why.
@@ -178,6 +178,9 @@ def make_env(
     puffer_env = GymnasiumPufferEnv(env=wrapped, buf=buf, seed=seed)
     puffer_env.render_backend = wrapped.render_backend
     return puffer_env
+
+
+env_creator = family_env_creator("dm_control")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

@@ -23,7 +23,6 @@ turns it into gymnasium and swallows gym's "unmaintained" import notice. Seeding
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
 from typing import Any
@@ -33,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The GDY files of griddly 1.6.7's single-player games (under griddly/resources/games/).
@@ -139,8 +138,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return GymnasiumPufferEnv(env=Griddly(name, **kwargs), buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("griddly")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix), with vector observations.

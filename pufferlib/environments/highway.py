@@ -21,7 +21,6 @@ Tuple of per-vehicle observations, which needs a PettingZoo adapter of its own).
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
 from typing import Any
@@ -30,7 +29,7 @@ import gymnasium
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The single-agent ids highway-env 1.12.1 registers.
@@ -82,8 +81,7 @@ def make_env(
     return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("highway")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix; highway-env steps at tens of steps per

@@ -24,7 +24,6 @@ battlefield and combined_arms start from fixed formations and gather from a fixe
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:MAgent"
 # name -> description. Each is `magent2.environments.<name>` with its own keyword arguments
@@ -143,8 +142,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("magent2")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): the flagship with hundreds of agents and

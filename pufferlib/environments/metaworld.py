@@ -28,7 +28,7 @@ import numpy as np
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments import rendering
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
 # them when they load): pufferlib/environments/rendering.py says why.
@@ -135,6 +135,9 @@ def make_env(
     if name not in TASKS:
         raise ValueError(f"Unknown Meta-World task {name!r}; MT1 tasks: {', '.join(TASKS)}")
     return GymnasiumPufferEnv(env=MT1Task(name, task_seed, render_mode), buf=buf, seed=seed)
+
+
+env_creator = family_env_creator("metaworld")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

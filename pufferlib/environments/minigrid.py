@@ -16,7 +16,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:MiniGrid"
 MISSION_LENGTH = 128
@@ -137,6 +137,9 @@ def make_env(
 
     env = MissionBytes(gymnasium.make(name, **kwargs), mission_length)
     return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
+
+
+env_creator = family_env_creator("minigrid")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): one or two of each kind of task. Every

@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.environments.nethack import make_nle
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:NetHack"
 # A cross-section of the suite: navigation, skills, the MiniGrid ports, and a quest.
@@ -64,6 +64,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
         warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
         import minihack  # noqa: F401  (registers the MiniHack ids with gymnasium)
     return make_nle(name, buf=buf, seed=seed, **kwargs)
+
+
+env_creator = family_env_creator("minihack")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); the rest of ENVS is made the same way

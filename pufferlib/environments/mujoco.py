@@ -17,7 +17,7 @@ from typing import Any
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments import rendering
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
 # them when they load): pufferlib/environments/rendering.py says why.
@@ -56,6 +56,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import gymnasium
 
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
+
+
+env_creator = family_env_creator("mujoco")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:

@@ -23,7 +23,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 Policy = "pufferlib.environments.policies:NetHack"
 OBSERVATION_KEYS = ("glyphs", "blstats", "message")
@@ -94,6 +94,9 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     import nle  # noqa: F401  (registers the NetHack ids with gymnasium)
 
     return make_nle(name, buf=buf, seed=seed, seeded=name not in UNSEEDABLE, **kwargs)
+
+
+env_creator = family_env_creator("nethack")  # PufferLib's env_creator(name)
 
 
 for _task in TASKS:

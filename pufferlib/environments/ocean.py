@@ -7,7 +7,8 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments import ocean_native
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 Policy = "pufferlib.models:Default"
 ENVS = (
@@ -44,7 +45,12 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return wrapper(env=cls(**kwargs), buf=buf, seed=seed)
 
 
+env_creator = family_env_creator("ocean")  # PufferLib's env_creator(name)
+
+
 for _name in ENVS:
+    if _name in ocean_native.REPLACES and ocean_native.compiled(_name):
+        continue  # the native env of that name is registered instead
     _cls = _env_class(_name)
     register(
         Binding(

@@ -6,6 +6,7 @@ elsewhere `puffer envs` lists it as missing, with the fix. Nothing here imports 
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,11 +26,21 @@ class Native(NamedTuple):
 # One row per env folder pufferlib/ocean/native/<name>/ (append yours).
 NATIVE: dict[str, Native] = {
     "cartpole": Native(solved=475.0),
+    "squared": Native(solved=0.9),
+    "template": Native(solved=7.5),
     # bricks broken per episode (of 108): random play breaks ~1, following the ball ~105
     "breakout": Native(solved=50.0, learn=False),
     # points won minus lost (-21..21): standing still scores -21, following the ball ~+13
     "pong": Native(solved=10.0, learn=False),
 }
+# Native envs that replace a Python Ocean env of the same name (pufferlib/ocean/): registered only where
+# they compiled; elsewhere ocean.py registers the Python env, so ocean/squared always exists.
+REPLACES = ("squared",)
+
+
+def compiled(name: str) -> bool:
+    """Whether native env `name`'s extension module is installed (does not import it)."""
+    return importlib.util.find_spec(f"pufferlib.ocean.native._{name}") is not None
 
 
 def make_env(
@@ -69,4 +80,5 @@ def binding(name: str, spec: Native) -> Binding:
 
 
 for _name, _spec in NATIVE.items():
-    register(binding(_name, _spec))
+    if _name not in REPLACES or compiled(_name):
+        register(binding(_name, _spec))

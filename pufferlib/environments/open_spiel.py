@@ -31,7 +31,6 @@ stochastic games are fully seeded; deterministic games play the same whatever th
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +39,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:OpenSpiel"
 ILLEGAL = ("lose", "raise")
@@ -352,8 +351,7 @@ def make_env(
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("open_spiel")  # PufferLib's env_creator(name)
 
 
 def legal_random_actions(env: PufferEnv, rng: np.random.Generator) -> np.ndarray:

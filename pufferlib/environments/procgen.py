@@ -22,7 +22,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.environments._batched import BatchedGames
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
 Policy = "pufferlib.models:ProcgenResnet"
 GAMES = (
@@ -149,6 +149,9 @@ class Procgen(BatchedGames):
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
     return Procgen(name, buf=buf, seed=seed, **kwargs)
+
+
+env_creator = family_env_creator("procgen")  # PufferLib's env_creator(name)
 
 
 for _game in GAMES:

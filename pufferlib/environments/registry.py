@@ -173,6 +173,23 @@ def get(name: str) -> Binding:
     )
 
 
+def family_env_creator(family: str) -> Callable[[str], Callable[..., PufferEnv]]:
+    """The `env_creator(name)` of a family module, as PufferLib's families have it.
+
+    Each family module binds it once (`env_creator = family_env_creator("ocean")`); calling it gives
+    the picklable creator of the registered or catalogued `family/name`, without importing the
+    env's packages (they load when the creator is called).
+    """
+
+    def env_creator(name: str) -> Callable[..., PufferEnv]:
+        return get(f"{family}/{name}").env_creator()
+
+    env_creator.__doc__ = (
+        f"The picklable creator of `{family}/<name>` (an UnknownEnvironmentError names close matches)."
+    )
+    return env_creator
+
+
 def make(name: str, **kwargs: Any) -> PufferEnv:
     """A ready PufferEnv for a registered binding, e.g. make('ocean/squared')."""
     return get(name).make_env(**kwargs)

@@ -38,7 +38,7 @@ import numpy as np
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, numeric_items
 from pufferlib.environments import _child
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.models:Convolutional"
 IMPORT_HINT = "python -m retro.import ROMDIR"
@@ -217,8 +217,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("retro")  # PufferLib's env_creator(name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,6 @@ keeps two envs of one process from interleaving it.
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import tempfile
@@ -33,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:Doom"
 # The single-player scenarios of vizdoom 1.3.2 with only on/off buttons. Left out: deathmatch, cig,
@@ -163,8 +162,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-def env_creator(name: str):
-    return functools.partial(make_env, name)
+env_creator = family_env_creator("vizdoom")  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); the other scenarios are made the same way.

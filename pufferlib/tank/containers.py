@@ -67,16 +67,11 @@ def gpu_requests(client: docker.DockerClient, mode: str) -> list[docker.types.De
     return [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
 
 
-def default_shm_size(client: docker.DockerClient) -> str:
-    """Half the engine's memory, capped at 16 GiB: PyTorch's DataLoader and multiprocessing share tensors
-    through /dev/shm, and Docker's default 64 MB fails with 'No space left on device'. tmpfs costs only what
-    is used."""
-    try:
-        total = int(client.info().get("MemTotal") or 0)
-    except docker.errors.APIError:
-        total = 0
-    gib = max(1, min(16, total // 2 // 2**30)) if total else 8
-    return f"{gib}g"
+# /dev/shm of every container PufferTank starts (run, shell, matrix, and the dev container's runArgs, which a
+# test holds to this value): PyTorch's DataLoader and multiprocessing share tensors through it, and Docker's
+# 64 MB fails with "No space left on device". A container's own tmpfs, not the host's IPC namespace
+# (--ipc=host lets a container see and fill the host's shared memory); it costs only what is used.
+SHM_SIZE = "8g"
 
 
 @dataclass
@@ -88,7 +83,7 @@ class RunSpec:
     workspace: Path | None = None  # bind-mounted read-write at /workspace (the working directory)
     user: str | None = None  # "UID:GID"; None keeps the image's user
     gpus: str = "auto"
-    shm_size: str | None = None  # None: default_shm_size(); ignored with ipc_host
+    shm_size: str | None = None  # None: SHM_SIZE; ignored with ipc_host
     ipc_host: bool = False
     env: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
@@ -129,7 +124,7 @@ class RunSpec:
         if self.ipc_host:
             kwargs["ipc_mode"] = "host"
         else:
-            kwargs["shm_size"] = self.shm_size or default_shm_size(client)
+            kwargs["shm_size"] = self.shm_size or SHM_SIZE
         if self.network:
             kwargs["network_mode"] = self.network
         if self.ports:

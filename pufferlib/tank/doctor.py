@@ -27,7 +27,7 @@ from pufferlib.tank import cuda, variant
 from pufferlib.tank.build.buildkit import find_build_cli
 from pufferlib.tank.build.plan import ChainInputs, Parent, plan_chain
 from pufferlib.tank.build.resolve import torch_version
-from pufferlib.tank.containers import RunSpec, run_captured
+from pufferlib.tank.containers import SHM_SIZE, RunSpec, run_captured
 from pufferlib.tank.engine import engine_address, get_client
 from pufferlib.tank.errors import TankError
 from pufferlib.tank.names import CUDA_LABEL, DEBIAN_BASE, HASH_LABEL, NAMESPACE, STAGES, VARIANTS, image_ref
@@ -330,8 +330,8 @@ def check_shm(host: Host) -> Check:
         return Check("shm", WARN, f"cannot read /dev/shm: {exc}", "mount a tmpfs on /dev/shm")
     total, free = st.f_blocks * st.f_frsize / GIB, st.f_bavail * st.f_frsize / GIB
     detail = (
-        f"/dev/shm {total:.1f} GiB ({free:.1f} GiB free); puffertank runs containers with --ipc=host or "
-        "--shm-size (Docker's default 64 MB breaks torch DataLoader workers)"
+        f"/dev/shm {total:.1f} GiB ({free:.1f} GiB free); containers get their own {SHM_SIZE} one "
+        "(Docker's default 64 MB breaks torch DataLoader workers), this one with --ipc-host"
     )
     if total < SHM_WARN_GIB:
         return Check("shm", WARN, detail, "sudo mount -o remount,size=8G /dev/shm (and in /etc/fstab)")

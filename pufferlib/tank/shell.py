@@ -40,8 +40,14 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         default="host",
         help="host (default): your UID:GID; image: the image's user; or UID[:GID]",
     )
-    p.add_argument("--shm-size", help="size of /dev/shm (default: half the engine's memory, at most 16g)")
-    p.add_argument("--ipc-host", action="store_true", help="share the host's IPC namespace (not --shm-size)")
+    p.add_argument(
+        "--shm-size", help=f"size of the container's /dev/shm, e.g. 16g (default {containers.SHM_SIZE})"
+    )
+    p.add_argument(
+        "--ipc-host",
+        action="store_true",
+        help="share the host's IPC namespace and /dev/shm instead of --shm-size",
+    )
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY[=VALUE]", help="set a variable")
     p.add_argument(
         "--network",
@@ -107,7 +113,10 @@ def resolve_user(value: str) -> str | None:
         return f"{os.getuid()}:{os.getgid()}"
     uid, _, gid = value.partition(":")
     if not uid.isdigit() or (gid and not gid.isdigit()):
-        raise TankError(f"--user {value!r}: not a user", "pass host, image, or a numeric UID[:GID]")
+        raise UsageError(
+            f"--user {value!r}: not host, image or a numeric UID[:GID]",
+            "e.g. --user host or --user 1000:1000",
+        )
     return value
 
 
@@ -116,10 +125,14 @@ def parse_env(items: list[str]) -> dict[str, str]:
     for item in items:
         key, eq, value = item.partition("=")
         if not key:
-            raise TankError(f"-e {item!r}: no variable name", "pass -e KEY=VALUE or -e KEY")
+            raise UsageError(
+                f"--env {item!r}: no variable name", "pass -e KEY=VALUE, or -e KEY to pass on yours"
+            )
         if not eq:
             if key not in os.environ:
-                raise TankError(f"-e {key}: not set here", f"pass -e {key}=VALUE")
+                raise UsageError(
+                    f"--env {key}: not set here, so there is no value to pass on", f"pass -e {key}=VALUE"
+                )
             value = os.environ[key]
         env[key] = value
     return env
@@ -143,7 +156,10 @@ def parse_publish(items: list[str]) -> dict[str, tuple[str, int]]:
                 f"--publish {item!r}: not a port", "pass -p PORT, -p HOSTPORT:PORT or -p ADDR:HOSTPORT:PORT"
             ) from None
         if not (0 < host_port < 65536 and 0 < container_port < 65536) or not address:
-            raise UsageError(f"--publish {item!r}: ports are 1-65535", "e.g. -p 6006")
+            raise UsageError(
+                f"--publish {item!r}: ports are 1-65535",
+                "pass -p PORT, -p HOSTPORT:PORT or -p ADDR:HOSTPORT:PORT",
+            )
         ports[f"{container_port}/tcp"] = (address, host_port)
     return ports
 
@@ -169,7 +185,32 @@ def multi_node_env(network: str | None, ifname: str | None) -> dict[str, str]:
     return {"NCCL_SOCKET_IFNAME": ifname, "GLOO_SOCKET_IFNAME": ifname}
 
 
-def make_spec(args: argparse.Namespace, command: list[str], client) -> containers.RunSpec:
+def check_options(args: argparse.Namespace) -> None:
+    """Options otherwise first met at the engine (--shm-size, the timeouts, --workspace), checked now."""
+    if args.shm_size is not None:
+        try:
+            valid = docker.utils.parse_bytes(args.shm_size) > 0
+        except docker.errors.DockerException:
+            valid = False
+        if not valid:
+            raise UsageError(
+                f"--shm-size {args.shm_size!r}: not a size", "a number with b, k, m or g, e.g. --shm-size 16g"
+            )
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: must be more than 0 seconds", "e.g. --timeout 3600")
+    if not args.stop_timeout >= 0:
+        raise UsageError(
+            f"--stop-timeout {args.stop_timeout:g}: must be 0 seconds or more", "e.g. --stop-timeout 30"
+        )
+    if args.workspace is not None and not args.no_workspace and not args.workspace.expanduser().is_dir():
+        raise UsageError(
+            f"--workspace {args.workspace}: not a directory", "pass an existing folder, or --no-workspace"
+        )
+
+
+def make_spec(args: argparse.Namespace, command: list[str]) -> containers.RunSpec:
+    """The run's RunSpec from the command line, every option checked (UsageError); asks no engine."""
+    check_options(args)
     image = args.image or image_ref("lib", args.variant)
     env = {**multi_node_env(args.network, getattr(args, "socket_ifname", None)), **parse_env(args.env)}
     ports = parse_publish(args.publish)
@@ -197,7 +238,6 @@ def make_spec(args: argparse.Namespace, command: list[str], client) -> container
     )
     if args.network == "host":  # the host's name, as its network is: torchrun and Ray advertise it
         spec.hostname = socket.gethostname()
-    _note_uid_mismatch(client, spec)
     return spec
 
 
@@ -231,8 +271,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no command. Usage: puffertank run [options] -- CMD [ARG...]", "for a shell: puffertank shell"
         )
+    spec = make_spec(args, command)
     client = get_client(timeout=600)
-    spec = make_spec(args, command, client)
+    _note_uid_mismatch(client, spec)
     interactive = args.tty == "yes" or (args.tty == "auto" and sys.stdin.isatty() and sys.stdout.isatty())
     if interactive:
         return containers.run_interactive(client, spec, _fix_for(args))
@@ -240,6 +281,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_shell(args: argparse.Namespace) -> int:
+    spec = make_spec(args, ["bash"])
     client = get_client(timeout=600)
-    spec = make_spec(args, ["bash"], client)
+    _note_uid_mismatch(client, spec)
     return containers.run_interactive(client, spec, _fix_for(args))

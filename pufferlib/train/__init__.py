@@ -8,11 +8,12 @@
 The summary dict holds at least env, steps, seconds, sps, mean_return and solved (see ppo.learn).
 Importing this package does not import torch; train() and evaluate() do.
 
-The modules, one idea each: config (TOML defaults and overrides), setup (vector env, policy,
-device), act (the act step shared by rollouts and evaluation), ppo (rollouts, GAE, the update and
-the loop), checkpoint (save/load), evaluation, signals (SIGTERM/SIGHUP as Ctrl-C), dashboard
-(the live view and the plain progress lines), rundir (a run's directory), tracking (metrics.jsonl,
-TensorBoard, W&B, Neptune: the per-update hook).
+The modules, one idea each: config (TOML defaults, overrides and the valid ranges), setup (vector
+env, policy, device), memory (the rollout's layout and whether it fits), act (the act step shared by
+rollouts and evaluation), ppo (rollouts, GAE, the update and the loop), checkpoint (save/load),
+evaluation, signals (SIGTERM/SIGHUP as Ctrl-C), dashboard (the live view and the plain progress
+lines), rundir (a run's directory), tracking (metrics.jsonl, TensorBoard, W&B, Neptune: the per-
+update hook).
 """
 
 from __future__ import annotations

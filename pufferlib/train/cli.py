@@ -240,6 +240,8 @@ def run_plot(args: argparse.Namespace) -> int:
         drawn = plot.learning_curves(runs, outs, title=args.title)
     except plot.PlotError as e:
         return _fail("plot", e)
+    for warning in drawn["warnings"]:
+        print(f"puffer plot: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(drawn), flush=True)
     else:

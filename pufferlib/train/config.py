@@ -7,8 +7,11 @@ For env `family/name` the layers are, later winning:
 
 A config is a dict of sections (`train`, `vec`, `rnn`, `policy`, `env`) of dicts. The keys of
 `train`, `vec` and `rnn` are fixed by default.toml, and every value must keep its default's type:
-a typo or a bad value is an error that names the key and what would work. `policy` and `env` are
-free-form keyword arguments of the policy class and the environment.
+a typo or a bad value is an error that names the key and what would work. Every numeric key's
+valid values are declared once, in RANGES below, and checked as each layer is applied (and by
+`check`, for a config built in Python); so are train.device's forms (PATTERNS) and the choices of
+string keys (CHOICES). `policy` and `env` are free-form keyword arguments of the policy class and the
+environment.
 
 Overrides come as `--section.key value` tokens from the command line (dashes or underscores,
 `--section.key=value` too, a bare `--train.compile` means true) or as a dict for the Python API:
@@ -19,7 +22,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
+import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +35,43 @@ CHOICES = {
     ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
     ("train", "solve_metric"): ("return", "win_rate"),
 }
+PATTERNS = {
+    ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),
+}
+# The valid values of every numeric key of default.toml (tests/unit/test_train_config_ranges.py
+# holds every key to one): ">= a", "> a", "<= b", an interval "[a, b]" / "(a, b]" / ..., or "any"
+# (any finite number). A key the config lacks (the config of an older run) is not checked.
+RANGES = {
+    "train.seed": "[0, 4294967295]",  # numpy's seed range
+    "train.torch_threads": ">= 0",
+    "train.total_timesteps": ">= 1",
+    "train.max_seconds": ">= 0",
+    "train.solve_window": ">= 1",
+    "train.solve_score": "any",
+    "train.num_steps": ">= 1",
+    "train.learning_rate": "> 0",
+    "train.gamma": "(0, 1]",
+    "train.gae_lambda": "[0, 1]",
+    "train.num_minibatches": ">= 1",
+    "train.update_epochs": ">= 1",
+    "train.clip_coef": "> 0",
+    "train.ent_coef": ">= 0",
+    "train.vf_coef": ">= 0",
+    "train.max_grad_norm": "> 0",  # the clip scales every gradient by max_grad_norm / norm: 0 learns nothing
+    "train.target_kl": ">= 0",
+    "train.bptt_horizon": ">= 1",
+    "train.checkpoint_interval": ">= 0",
+    "train.checkpoint_minutes": ">= 0",
+    "train.keep_checkpoints": ">= 1",
+    "train.dist_timeout": "> 0",
+    "vec.num_envs": ">= 1",
+    "vec.num_workers": ">= 0",
+    "vec.batch_size": ">= 0",
+    "vec.num_threads": ">= 1",
+    "normalize.clip_obs": "> 0",
+    "normalize.clip_reward": "> 0",
+    "normalize.epsilon": "> 0",
+}
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 ENV_KEY = "env_name"  # top-level key of a config file: the env it was written for (not a setting)
 
@@ -37,6 +80,79 @@ Config = dict[str, dict[str, Any]]
 
 class ConfigError(ValueError):
     """A config file or override names an unknown key or holds a value of the wrong type."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """A set of numbers as RANGES writes it: bounds, each open or closed, or none."""
+
+    text: str
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> Range:
+        if text == "any":
+            return cls(text)
+        one = re.fullmatch(r"(>=|>|<=|<) (\S+)", text)
+        if one:
+            op, bound = one.group(1), float(one.group(2))
+            if op.startswith(">"):
+                return cls(text, low=bound, low_open=op == ">")
+            return cls(text, high=bound, high_open=op == "<")
+        two = re.fullmatch(r"([\[(])(\S+), (\S+)([\])])", text)
+        if not two:
+            raise ValueError(f"range {text!r}: write >= a, > a, <= b, < b, [a, b] (or open ends) or any")
+        return cls(text, float(two.group(2)), float(two.group(3)), two.group(1) == "(", two.group(4) == ")")
+
+    def __contains__(self, value: float) -> bool:
+        try:
+            if not math.isfinite(value):
+                return False
+        except OverflowError:  # an int beyond any float
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below
+
+    def describe(self) -> str:
+        if self.text == "any":
+            return "a finite number"
+        return f"in {self.text}" if self.text[0] in "[(" else self.text
+
+
+_RANGES = {key: Range.parse(text) for key, text in RANGES.items()}
+
+
+def check_value(section: str, key: str, value: Any, source: str) -> None:
+    """ConfigError unless `value` is valid for section.key: within its range (RANGES), of its form
+    (PATTERNS), and text that config.toml (UTF-8) can hold."""
+    name = f"{section}.{key}"
+    valid = _RANGES.get(name)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if valid is not None and number and value not in valid:
+        raise ConfigError(f"{source}: {name} must be {valid.describe()}, got {value!r}")
+    pattern = PATTERNS.get((section, key))
+    if pattern is not None and isinstance(value, str) and not re.fullmatch(pattern[0], value):
+        raise ConfigError(f"{source}: {name} must be one of {pattern[1]}, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"{source}: {name} {value!r} is not UTF-8 text (a file name's bytes?), which config.toml "
+                "cannot hold: choose a UTF-8 name"
+            ) from None
+
+
+def check(cfg: Config, source: str = "config") -> None:
+    """Every value of `cfg` valid (check_value): for a config built in Python rather than by `load`."""
+    for section, values in cfg.items():
+        if isinstance(values, dict):
+            for key, value in values.items():
+                check_value(section, key, value, source)
 
 
 def config_files(env_name: str) -> list[Path]:
@@ -132,9 +248,9 @@ def set_value(cfg: Config, section: str, key: str, value: Any, source: str) -> N
         raise ConfigError(f"{source}: missing key; use --{section}.KEY VALUE")
     if section in OPEN_SECTIONS:
         old = cfg[section].get(key)
-        cfg[section][key] = (
-            _literal(value) if old is None else convert(value, old, f"{section}.{key}", source)
-        )
+        new = _literal(value) if old is None else convert(value, old, f"{section}.{key}", source)
+        check_value(section, key, new, source)
+        cfg[section][key] = new
         return
     if key not in cfg[section]:
         close = difflib.get_close_matches(key, list(cfg[section]), n=3)
@@ -145,7 +261,9 @@ def set_value(cfg: Config, section: str, key: str, value: Any, source: str) -> N
     choices = CHOICES.get((section, key))
     if choices and str(new).lower() not in choices:
         raise ConfigError(f"{source}: {section}.{key} must be one of {', '.join(choices)}, got {new!r}")
-    cfg[section][key] = new.lower() if choices else new
+    new = new.lower() if choices else new
+    check_value(section, key, new, source)
+    cfg[section][key] = new
 
 
 def convert(value: Any, default: Any, name: str, source: str) -> Any:
@@ -204,6 +322,11 @@ def read_file(path: str | Path) -> dict[str, Any]:
             return tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"config file {str(path)!r} does not exist") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte {e.start}: {e.reason}); TOML files are UTF-8: "
+            "re-save it as UTF-8"
+        ) from None
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"config file {path}: {e}") from None
 

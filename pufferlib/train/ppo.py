@@ -45,7 +45,7 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import checkpoint, distributed, normalize, rundir, versus
+from pufferlib.train import checkpoint, distributed, memory, normalize, rundir, versus
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config
 from pufferlib.train.setup import (
@@ -114,28 +114,13 @@ class Experience:
 
     @classmethod
     def allocate(cls, env, rows: int, steps: int, device: str, hidden: int = 0, bptt: int = 1) -> Experience:
+        """Zeroed storage of memory.rollout_layout, once `device` is known to have room for it."""
         obs_space = env.single_observation_space
-        atn_shape, atn_dtype = action_spec(env.single_action_space)
-
-        def zeros(*shape, dtype=torch.float32):
-            return torch.zeros(rows, *shape, dtype=dtype, device=device)
-
-        return cls(
-            obs=zeros(steps, *obs_space.shape, dtype=torch_dtype(obs_space.dtype)),
-            actions=zeros(steps, *atn_shape, dtype=atn_dtype),
-            logprobs=zeros(steps),
-            values=zeros(steps),
-            rewards=zeros(steps),
-            terminals=zeros(steps),
-            truncations=zeros(steps),
-            masks=zeros(steps),
-            valid=zeros(steps, dtype=torch.bool),
-            starts=zeros(steps),
-            next_values=zeros(),
-            next_masks=zeros(),
-            h0=zeros(steps // bptt, hidden) if hidden else None,
-            c0=zeros(steps // bptt, hidden) if hidden else None,
-        )
+        obs = (tuple(obs_space.shape), torch_dtype(obs_space.dtype))
+        layout = memory.rollout_layout(rows, steps, obs, action_spec(env.single_action_space), hidden, bptt)
+        memory.check(layout, device)
+        zeros = {name: torch.zeros(shape, dtype=t, device=device) for name, (shape, t) in layout.items()}
+        return cls(**{"h0": None, "c0": None, **zeros})
 
     def slot(self) -> dict[str, torch.Tensor]:
         """Storage for one transition per row (the transition in flight between rollouts)."""

@@ -22,17 +22,9 @@ import pufferlib.environments as envs
 from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
 from pufferlib.models import LSTMWrapper
 from pufferlib.pytorch import default_device
+from pufferlib.train import config as configuration
+from pufferlib.train import memory
 from pufferlib.train.config import Config, ConfigError
-
-# train.* keys that must be >= 1
-POSITIVE = (
-    "num_steps",
-    "num_minibatches",
-    "update_epochs",
-    "solve_window",
-    "bptt_horizon",
-    "total_timesteps",
-)
 
 
 def make_vecenv(binding: envs.Binding, cfg: Config):
@@ -126,18 +118,24 @@ def check_compile(device: str) -> None:
 
 
 def check_config(cfg: Config) -> None:
-    """Relations between config values that the per-key checks of config.py cannot see."""
+    """Every value in its range (config.check: a config built in Python bypasses config.load), the
+    relations between values that the per-key checks cannot see, and a rollout that fits in memory
+    (a lower bound: the env's spaces are not known before its vector env is built)."""
+    configuration.check(cfg)
     tc = cfg["train"]
-    for key in POSITIVE:
-        if tc[key] < 1:
-            raise ConfigError(f"train.{key} must be >= 1, got {tc[key]}")
     if cfg["rnn"]["enabled"] and tc["num_steps"] % tc["bptt_horizon"]:
         raise ConfigError(
             f"train.bptt_horizon ({tc['bptt_horizon']}) must divide train.num_steps ({tc['num_steps']}) "
             "when rnn.enabled"
         )
-    if cfg["vec"]["num_envs"] < 1:
-        raise ConfigError(f"vec.num_envs must be >= 1, got {cfg['vec']['num_envs']}")
+    try:
+        device = default_device(tc["device"])
+    except RuntimeError:  # cuda without a GPU: resolve_device says so
+        return
+    layout = memory.rollout_layout(
+        cfg["vec"]["num_envs"], tc["num_steps"], memory.SMALLEST_OBS, memory.SMALLEST_ACTION
+    )
+    memory.check(layout, device, at_least=True)
 
 
 @contextlib.contextmanager

@@ -436,11 +436,12 @@ def run_sweep(args: argparse.Namespace) -> int:
         spec.parsed()  # bad --param and --first are errors before Ray starts
         for text in spec.first:
             parse_point(text, spec.parsed(), spec.env)
+        require_extra()
+        quiet = not args.verbose
+        report = run(spec, folder, resume=args.resume, address=args.address, within=args.within, quiet=quiet)
     except (ConfigError, envs.UnknownEnvironmentError) as e:
         print(f"puffer sweep: error: {e}", file=sys.stderr)
         return 2
-    quiet = not args.verbose
-    report = run(spec, folder, resume=args.resume, address=args.address, within=args.within, quiet=quiet)
     if args.json:
         print(json.dumps(asdict(report), default=str), flush=True)
     else:
@@ -450,6 +451,18 @@ def run_sweep(args: argparse.Namespace) -> int:
     if report.unfinished and not spec.budget_seconds:  # Ctrl-C (Tune caught it and saved its state)
         return 130
     return 0 if report.best is not None else 1
+
+
+def require_extra() -> None:
+    """ConfigError naming the extra when Ray Tune or Optuna cannot be imported."""
+    try:
+        import optuna  # noqa: F401
+        import ray.tune  # noqa: F401
+    except ImportError as e:
+        missing = (e.name or "ray").partition(".")[0]
+        raise ConfigError(
+            f"needs Ray Tune and Optuna ({missing} is missing): pip install 'pufferlib[sweep]'"
+        ) from None
 
 
 def _spec_and_folder(args: argparse.Namespace) -> tuple[Spec, Path]:

@@ -222,15 +222,15 @@ def network(docker_client: docker.DockerClient) -> Iterator[str]:
 
 @pytest.fixture
 def source_copy(tmp_path: Path) -> Path:
-    """Exactly what the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, README.md."""
+    """What the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, setup.py, README.md."""
     copy = tmp_path / "src"
     copy.mkdir()
     for stage in STAGES:
         shutil.copy2(REPO / STAGE_SPECS[stage].dockerfile, copy)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl", "*.so")
     for folder in ("docker", "pufferlib"):
         shutil.copytree(REPO / folder, copy / folder, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, copy)
     return copy

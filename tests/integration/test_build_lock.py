@@ -1,6 +1,7 @@
 """The machine-wide build lock is shared by every user: root provisions (and builds first), researchers build
-later as themselves. Real users in the lib image (it holds pufferlib.tank): root takes the lock with a
-root umask, then `puffer` and `nobody` take it after, through runuser.
+later as themselves, each with a TMPDIR of their own. Real users in the lib image (it holds
+pufferlib.tank): root takes the lock with a tight umask, then `puffer` and `nobody` take the same file
+after, through runuser; what another user planted in the shared folder is refused with the path to remove.
 """
 
 from __future__ import annotations
@@ -12,55 +13,50 @@ pytestmark = pytest.mark.docker
 TAKE = """
 import sys
 from pufferlib.tank.errors import TankError
-from pufferlib.tank.locks import machine_lock
+from pufferlib.tank.locks import lock_path, machine_lock
 try:
     with machine_lock("build", timeout=5):
-        print("held")
+        print("held", lock_path("build"))
 except TankError as exc:
     print("error:", exc.message, "| fix:", exc.fix)
     sys.exit(1)
 """
-SHARED = "/tmp/shared"  # a TMPDIR every user can enter
-SETUP = f"umask 022 && mkdir -m 1777 {SHARED} && export TMPDIR={SHARED}"
+LOCK = "/run/lock/puffertank-build.lock"  # Debian's /run/lock: root-owned, mode 1777
 
 
 def as_root(lib_container, script: str, expect: int | None = 0):
     return lib_container.run_and_wait(
-        ["sh", "-c", f"{SETUP} && {script}"],
-        user="0:0",
-        environment={"TAKE": TAKE},
-        entrypoint=[],
-        expect=expect,
+        ["sh", "-c", script], user="0:0", environment={"TAKE": TAKE}, entrypoint=[], expect=expect
     )
 
 
-def test_a_lock_made_by_root_is_taken_by_other_users(lib_container) -> None:
+def test_one_lock_for_every_user_whatever_their_tmpdir(lib_container) -> None:
     script = (
-        'python -c "$TAKE" && stat -c "%a" $TMPDIR/puffertank-locks $TMPDIR/puffertank-locks/build.lock'
-        ' && runuser -u puffer -- python -c "$TAKE" && runuser -u nobody -- python -c "$TAKE"'
+        'umask 077 && mkdir -m 700 /tmp/root-tmp && TMPDIR=/tmp/root-tmp python -c "$TAKE"'
+        f' && stat -c "%a %U" {LOCK}'
+        ' && TMPDIR=/var/tmp runuser -u puffer -- python -c "$TAKE" && runuser -u nobody -- python -c "$TAKE"'
     )
     out = as_root(lib_container, script).stdout.split()
-    assert out == ["held", "1777", "666", "held", "held"], out
+    assert out == ["held", LOCK, "644", "root", "held", LOCK, "held", LOCK], out
 
 
-def test_a_lock_dir_others_cannot_write_names_the_path_and_the_fix(lib_container) -> None:
-    """E.g. made by an older puffertank as root (mode 0755, lock 0644): no traceback, the path and the fix."""
+def test_a_lock_file_another_user_left_unreadable_names_the_path_to_remove(lib_container) -> None:
     script = (
-        "mkdir -m 0755 $TMPDIR/puffertank-locks && touch $TMPDIR/puffertank-locks/build.lock"
-        ' && runuser -u nobody -- python -c "$TAKE"'
+        f'install -m 600 /dev/null {LOCK} && chown puffer {LOCK} && runuser -u nobody -- python -c "$TAKE"'
     )
     res = as_root(lib_container, script, expect=1)
     assert "Traceback" not in res.stderr, res.stderr
-    assert f"cannot open the machine-wide lock {SHARED}/puffertank-locks/build.lock" in res.stdout, res
-    assert f"sudo chmod 1777 {SHARED}/puffertank-locks" in res.stdout, res
+    assert f"cannot open the machine-wide lock {LOCK} (owner uid" in res.stdout, res
+    assert f"sudo rm {LOCK}" in res.stdout, res
 
 
-def test_a_symlinked_lock_file_is_not_followed(lib_container) -> None:
-    """The directory is world-writable: a planted symlink must not make root open (or create) its target."""
+def test_a_planted_dangling_symlink_is_not_followed_and_names_what_to_remove(lib_container) -> None:
+    """The folder is world-writable: a planted symlink must not make root open (or create) its target."""
     script = (
-        "mkdir -m 1777 $TMPDIR/puffertank-locks && ln -s /etc/victim $TMPDIR/puffertank-locks/build.lock"
+        f"runuser -u nobody -- ln -s /etc/victim {LOCK}"
         ' && { python -c "$TAKE"; echo "exit $?"; test -e /etc/victim && echo "victim made"; true; }'
     )
     res = as_root(lib_container, script)
-    assert "cannot open the machine-wide lock" in res.stdout and "exit 1" in res.stdout, res
+    assert f"the machine-wide lock {LOCK} is a symbolic link" in res.stdout and "exit 1" in res.stdout, res
+    assert f"fix: remove it when no puffertank build runs: sudo rm {LOCK}" in res.stdout, res
     assert "victim made" not in res.stdout, res

@@ -25,6 +25,8 @@ from pathlib import Path
 import docker
 import pytest
 
+from pufferlib.tank.containers import SHM_SIZE
+
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,7 +233,8 @@ def test_container_user_is_the_host_user(devcontainer) -> None:
 def test_pytorch_friendly_settings(devcontainer, docker_client: docker.DockerClient) -> None:
     _, outcome, _ = devcontainer
     host_config = docker_client.containers.get(outcome["containerId"]).attrs["HostConfig"]
-    assert host_config["IpcMode"] == "host"  # /dev/shm shared with the host, not Docker's 64 MB
+    # /dev/shm of its own, as `puffertank run` gives (not Docker's 64 MB, not the host's IPC namespace)
+    assert host_config["IpcMode"] != "host" and host_config["ShmSize"] == docker.utils.parse_bytes(SHM_SIZE)
     assert {"Name": "stack", "Soft": 67108864, "Hard": 67108864} in (host_config["Ulimits"] or [])
     assert host_config["Init"] is True
     gpus = host_config.get("DeviceRequests") or []

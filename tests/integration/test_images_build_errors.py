@@ -36,7 +36,7 @@ def test_bad_choices_are_usage_errors(args, message):
 
 def test_missing_ca_file(tmp_path):
     res = build("--ca-cert", str(tmp_path / "nope.pem"))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert f"--ca-cert {tmp_path / 'nope.pem'}: no such file" in res.stderr
     assert "Fix:" in res.stderr
 
@@ -45,13 +45,13 @@ def test_ca_file_without_certificates(tmp_path):
     bogus = tmp_path / "bundle.pem"
     bogus.write_text("not a certificate\n")
     res = build("--ca-cert", str(bogus))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert "holds no PEM certificate" in res.stderr
 
 
 def test_empty_wheelhouse(tmp_path):
     res = build("--wheelhouse", str(tmp_path))
-    assert res.returncode == 1
+    assert res.returncode == 2
     assert "holds no .whl files" in res.stderr
 
 

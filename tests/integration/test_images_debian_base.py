@@ -51,12 +51,17 @@ def test_an_existing_base_is_reused_silently(docker_client, made_tag):
 
 # Stands in for debootstrap's download only (the quoting under test is ours): a tiny root filesystem of the
 # same shape, with a downloaded package and package lists to clean up, and the mirror argument it was given.
+# It records every option it was given (the --keyring among them): the last two arguments are the
+# root filesystem and the mirror.
 FAKE_DEBOOTSTRAP = """#!/bin/sh
 set -eu
-rootfs=$3
+options=""
+while [ $# -gt 2 ]; do options="$options$1 "; shift; done
+rootfs=$1
 mkdir -p "$rootfs/etc/apt" "$rootfs/var/cache/apt/archives/partial" "$rootfs/var/lib/apt/lists/partial"
 touch "$rootfs/var/cache/apt/archives/base-files.deb" "$rootfs/var/lib/apt/lists/deb.debian.org_Release"
-printf '%s\\n' "$4" > "$rootfs/etc/bootstrapped-from"
+printf '%s\\n' "$2" > "$rootfs/etc/bootstrapped-from"
+printf '%s\\n' "$options" > "$rootfs/etc/bootstrap-options"
 """
 
 
@@ -84,6 +89,7 @@ def test_a_quoted_mirror_and_a_spaced_tmpdir_are_just_characters(docker_client, 
         try:
             sources = _read(made, "/etc/apt/sources.list")["sources.list"].decode()
             given = _read(made, "/etc/bootstrapped-from")["bootstrapped-from"].decode()
+            options = _read(made, "/etc/bootstrap-options")["bootstrap-options"].decode().split()
             archives, lists = _read(made, "/var/cache/apt/archives"), _read(made, "/var/lib/apt/lists")
         finally:
             made.remove(force=True)
@@ -91,7 +97,8 @@ def test_a_quoted_mirror_and_a_spaced_tmpdir_are_just_characters(docker_client, 
         if tag in {t for i in docker_client.images.list(name=tag.split(":")[0]) for t in i.tags}:
             docker_client.images.remove(tag)
     assert given == mirror + "\n"
+    assert options == ["--variant=minbase", f"--keyring={debian.debian_keyring()}", "bookworm"]
     assert sources == f"deb {mirror} bookworm main\ndeb {mirror} bookworm-updates main\n"
     assert not [name for name in archives if name.endswith(".deb")], archives
     assert list(lists) == ["lists"], lists  # emptied
-    assert [p.name for p in spaced.iterdir()] == ["puffertank-locks"], "the work directory was not removed"
+    assert list(spaced.iterdir()) == [], "the work directory was not removed"

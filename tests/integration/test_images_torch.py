@@ -39,7 +39,7 @@ if __name__ == "__main__":
 
 def test_shared_memory_fits_torch_multiprocessing(docker_client, lib_image):
     """With the /dev/shm size `puffertank run` gives by default, a 192 MB shared tensor works."""
-    from pufferlib.tank.containers import RunSpec, default_shm_size, run_captured
+    from pufferlib.tank.containers import SHM_SIZE, RunSpec, run_captured
 
     spec = RunSpec(
         lib_image,
@@ -50,7 +50,7 @@ def test_shared_memory_fits_torch_multiprocessing(docker_client, lib_image):
     )
     result = run_captured(docker_client, spec)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.split() == ["0", "7.0"], (default_shm_size(docker_client), result.stderr)
+    assert result.stdout.split() == ["0", "7.0"], (SHM_SIZE, result.stderr)
 
 
 def test_dockers_default_shm_is_too_small_for_that(docker_client, lib_image):

@@ -16,11 +16,16 @@
 
 #include <stdio.h>
 
-#ifdef OBS_SIZE_FN
-#define PN_OBS_SIZE() OBS_SIZE_FN(NULL)
+static int pn_fuzz_obs_size(void) {
+#ifdef OBS_SHAPE_FN
+    int shape[3] = {1, 1, 1};
+    int ndim = OBS_SHAPE_FN(NULL, shape), size = 1;
+    for (int i = 0; i < ndim; i++) size *= shape[i];
+    return ndim < 1 ? -1 : size;
 #else
-#define PN_OBS_SIZE() OBS_SIZE
+    return OBS_SIZE;
 #endif
+}
 
 typedef struct {
     Env env;
@@ -135,7 +140,7 @@ int main(int argc, char** argv) {
     long iterations = argc > 1 ? atol(argv[1]) : 20000;
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
     agents = my_num_agents(NULL);
-    obs_size = PN_OBS_SIZE();
+    obs_size = pn_fuzz_obs_size();
     if (agents < 1 || obs_size < 1) FAIL("my_num_agents/obs size < 1");
     pn_rng rng;
     pn_seed(&rng, seed);

@@ -2,6 +2,7 @@
 the optional build, and the ladder's and the fuzz harness's own checks going red on a broken env."""
 
 import collections
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -222,3 +223,16 @@ def test_the_correct_broken_env_passes_the_ladder(tmp_path):
     ladder = Ladder("broken", module=build_module(BROKEN, tmp_path))
     ladder.every_element_written()
     ladder.close_frees()
+
+
+def test_build_native_compiles_one_env_and_refuses_unknown_names(tmp_path, capsys):
+    from pufferlib.cli import main
+    from pufferlib.ocean.native import build
+
+    assert main(["build-native", "nope"]) == 2
+    assert "unknown native env nope; one of cartpole" in capsys.readouterr().err
+    target = build.compile_env(build.bindings()["cartpole"], tmp_path)
+    spec = importlib.util.spec_from_file_location("_cartpole", target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.ACT_SIZES == (2,) and not list(tmp_path.glob("*.tmp"))

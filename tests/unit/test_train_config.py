@@ -32,7 +32,7 @@ def test_cli_tokens_dashes_equals_flags_negative_numbers():
         "3e-4",
         "--vec.num_envs=16",
         "--train.compile",
-        "--train.ent-coef",
+        "--train.solve-score",
         "-0.01",
     ]
     parsed = config.parse_args(tokens)
@@ -40,13 +40,13 @@ def test_cli_tokens_dashes_equals_flags_negative_numbers():
         "train.learning_rate": "3e-4",
         "vec.num_envs": "16",
         "train.compile": True,
-        "train.ent_coef": "-0.01",
+        "train.solve_score": "-0.01",
     }
     cfg = config.load("ocean/squared", tokens)
     assert cfg["train"]["learning_rate"] == 3e-4
     assert cfg["vec"]["num_envs"] == 16
     assert cfg["train"]["compile"] is True
-    assert cfg["train"]["ent_coef"] == -0.01
+    assert cfg["train"]["solve_score"] == -0.01
 
 
 def test_dict_overrides_nested_or_dotted_and_int_spellings():

@@ -85,17 +85,25 @@ def test_a_learning_rate_sweep_finds_a_config_that_solves(tmp_path):
 
 
 def test_a_trial_that_raises_is_reported_and_the_sweep_goes_on(tmp_path):
-    """num_minibatches 0 makes train() raise; the point tried first, then a good one."""
+    """99 targets do not fit on squared's border: the env raises in its trial (the config is valid,
+    so the sweep starts); the point tried first, then a good one."""
     out = tmp_path / "sweep"
-    argv = ["--trials", "2", "--param", "train.num_minibatches=0,4", "--out", str(out)]
-    argv += ["--first", "train.num_minibatches=0", "--first", "train.num_minibatches=4"]
+    argv = ["--trials", "2", "--param", "env.num_targets=99,4", "--out", str(out)]
+    argv += ["--first", "env.num_targets=99", "--first", "env.num_targets=4"]
     done = sweep(*argv)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "failed trial-" in done.stdout and "train.num_minibatches must be >= 1, got 0" in done.stdout
-    rows = {r["train.num_minibatches"]: r for r in results(out)}
-    assert rows["0"]["status"] == "failed" and "num_minibatches" in rows["0"]["error"]
+    assert "failed trial-" in done.stdout and "num_targets must be in 1..8, got 99" in done.stdout
+    rows = {r["env.num_targets"]: r for r in results(out)}
+    assert rows["99"]["status"] == "failed" and "num_targets" in rows["99"]["error"]
     assert rows["4"]["status"] == "finished" and rows["4"]["solved"] == "True"
-    assert "best: --train.num-minibatches 4" in done.stdout
+    assert "best: --env.num-targets 4" in done.stdout
+
+
+def test_a_value_out_of_range_is_refused_before_ray_starts(tmp_path):
+    done = sweep("--param", "train.num_minibatches=0,4", "--out", str(tmp_path / "sweep"), timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "train.num_minibatches must be >= 1, got 0" in done.stderr
+    assert not (tmp_path / "sweep").exists()
 
 
 def test_sigterm_saves_the_sweep_and_resume_finishes_it(tmp_path):

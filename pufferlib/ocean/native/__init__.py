@@ -82,7 +82,7 @@ class NativeEnv(PufferEnv):
         self.agents_per_env = m.num_agents(kwargs)
         self.num_agents = num_envs * self.agents_per_env
         dtype = np.dtype(m.OBS_DTYPE)
-        shape = (m.obs_size(kwargs),)
+        shape = m.obs_shape(kwargs)
         self.single_observation_space = gymnasium.spaces.Box(
             low=np.full(shape, m.OBS_LOW, dtype), high=np.full(shape, m.OBS_HIGH, dtype), dtype=dtype
         )

@@ -4,8 +4,10 @@
  * RENDER_H, RENDER_W and LOG_FIELDS, includes this file, then defines
  *     static int my_num_agents(PyObject* kwargs);     agents per env instance (>= 1, or -1 with an exception)
  *     static int my_init(Env* env, PyObject* kwargs); read game kwargs (a dict or NULL); 0, or -1 with an exception
- * Optional: ENV_KWARGS ("key", ...: every other kwarg is refused), OBS_SIZE_FN (a function
- * `static int f(PyObject* kwargs)` when the observation size depends on kwargs), ANSI_SIZE (bytes of text).
+ * Optional: ENV_KWARGS ("key", ...: every other kwarg is refused), OBS_SHAPE_FN (a function
+ * `static int f(PyObject* kwargs, int shape[3])` that writes the per-agent observation shape and returns its
+ * number of dimensions, when the shape is not (OBS_SIZE,) or depends on kwargs), ANSI_SIZE (bytes of text).
+ * PN_NO_PYTHON (tests/native/fuzz.c) compiles the binding without CPython: kwargs helpers return defaults.
  *
  * The module (pufferlib.ocean.native.<ENV_NAME>) holds N env instances over slices of one set of numpy
  * buffers and steps them all per call with the GIL released, on `num_threads` threads (created per
@@ -17,8 +19,8 @@
 typedef struct _object PyObject;
 static int my_num_agents(PyObject* kwargs);
 static int my_init(Env* env, PyObject* kwargs);
-#ifdef OBS_SIZE_FN
-static int OBS_SIZE_FN(PyObject* kwargs);
+#ifdef OBS_SHAPE_FN
+static int OBS_SHAPE_FN(PyObject* kwargs, int shape[3]);
 #endif
 static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
 static const char* pn_log_fields[] = {LOG_FIELDS};
@@ -58,8 +60,8 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 
 static int my_num_agents(PyObject* kwargs);
 static int my_init(Env* env, PyObject* kwargs);
-#ifdef OBS_SIZE_FN
-static int OBS_SIZE_FN(PyObject* kwargs);
+#ifdef OBS_SHAPE_FN
+static int OBS_SHAPE_FN(PyObject* kwargs, int shape[3]);
 #endif
 
 static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
@@ -175,18 +177,33 @@ static int pn_agents(PyObject* kwargs) {
     return n;
 }
 
-static int pn_obs_size(PyObject* kwargs) {
-#ifdef OBS_SIZE_FN
-    int n = OBS_SIZE_FN(pn_kwargs_arg(kwargs));
-    if (n < 1) {
-        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: observation size must be >= 1, got %d", PN_MODULE_NAME, n);
+/* The per-agent observation shape (ndim in 1..3 returned, -1 with an exception). */
+static int pn_obs_shape(PyObject* kwargs, int shape[3]) {
+#ifdef OBS_SHAPE_FN
+    shape[0] = shape[1] = shape[2] = 1;
+    int ndim = OBS_SHAPE_FN(pn_kwargs_arg(kwargs), shape);
+    if (ndim < 0) return -1;
+    long long size = 1;
+    for (int i = 0; i < ndim; i++) size *= shape[i] > 0 ? shape[i] : 0;
+    if (ndim < 1 || ndim > 3 || size < 1 || size > INT_MAX) {
+        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%s: bad observation shape (ndim %d)", PN_MODULE_NAME, ndim);
         return -1;
     }
-    return n;
+    return ndim;
 #else
     (void)kwargs;
-    return OBS_SIZE;
+    shape[0] = OBS_SIZE;
+    return 1;
 #endif
+}
+
+static int pn_obs_size(PyObject* kwargs) {
+    int shape[3];
+    int ndim = pn_obs_shape(kwargs, shape);
+    if (ndim < 0) return -1;
+    int size = 1;
+    for (int i = 0; i < ndim; i++) size *= shape[i];
+    return size;
 }
 
 /* ---------------------------------------------------------------------------------- buffer checks */
@@ -533,13 +550,17 @@ static PyObject* num_agents(PyObject* self, PyObject* args) {
     return n < 0 ? NULL : PyLong_FromLong(n);
 }
 
-static PyObject* obs_size(PyObject* self, PyObject* args) {
+static PyObject* obs_shape(PyObject* self, PyObject* args) {
     (void)self;
     PyObject* kwargs = Py_None;
-    if (!PyArg_ParseTuple(args, "|O:obs_size", &kwargs)) return NULL;
+    if (!PyArg_ParseTuple(args, "|O:obs_shape", &kwargs)) return NULL;
     if (pn_check_kwargs(kwargs) < 0) return NULL;
-    int n = pn_obs_size(kwargs);
-    return n < 0 ? NULL : PyLong_FromLong(n);
+    int shape[3];
+    int ndim = pn_obs_shape(kwargs, shape);
+    if (ndim < 0) return NULL;
+    PyObject* out = PyTuple_New(ndim);
+    for (int i = 0; out && i < ndim; i++) PyTuple_SET_ITEM(out, i, PyLong_FromLong(shape[i]));
+    return out;
 }
 
 static PyMethodDef pn_methods[] = {
@@ -553,7 +574,7 @@ static PyMethodDef pn_methods[] = {
     {"vec_ansi", vec_ansi, METH_VARARGS, "vec_ansi(handle, index) -> str"},
     {"vec_close", vec_close, METH_O, "vec_close(handle): free the envs (idempotent)"},
     {"num_agents", num_agents, METH_VARARGS, "num_agents(kwargs=None) -> agents per env instance"},
-    {"obs_size", obs_size, METH_VARARGS, "obs_size(kwargs=None) -> observation elements per agent"},
+    {"obs_shape", obs_shape, METH_VARARGS, "obs_shape(kwargs=None) -> the observation shape of one agent"},
     {NULL, NULL, 0, NULL},
 };
 

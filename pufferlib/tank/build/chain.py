@@ -76,11 +76,11 @@ def build_chain(
 ) -> ChainResult:
     """Build (or reuse) the stages up to opts.stage, in order, and tag them. Serialized per machine."""
     opts.validate()
-    client = client or get_client()
     source = find_source_tree(opts.source)
     pip = pip_settings()
     ca = resolve_ca_bundle(opts, pip)
     torch = resolve_torch(opts, source, pip)
+    client = client or get_client()  # after every check of the options: a wrong one is named, not the engine
     start = time.monotonic()
     with machine_lock("build", waiting_message="puffertank: waiting for another puffertank build to finish"):
         debian = resolve_base_image(client, opts.base_image, log)

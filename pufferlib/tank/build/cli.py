@@ -71,13 +71,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         keep_old=args.keep_old,
     )
-    client = get_client()
-    chain = build_chain(opts, client)
+    chain = build_chain(opts)
     built = [n for n, r in chain.stages.items() if r.status == "built"]
     print(
         f"puffertank build: {chain.tag(opts.targets()[-1])} ready in {chain.seconds:.1f} s "
         f"(built: {', '.join(built) or 'nothing, all up to date'})"
     )
     if args.timings:
-        print(timings.report(client, opts))
+        print(timings.report(get_client(), opts))
     return 0

@@ -1,9 +1,10 @@
 """The Debian 12 base image, made locally when no registry is reachable.
 
-`debootstrap --variant=minbase bookworm` into a temporary root filesystem, then apt sources and no
-package cache (like Debian's official images), then `docker import`. Needs root for debootstrap (`sudo -n`
-is tried when not root). Every command is an argument list: paths and the mirror URL never pass through a
-shell, so a quote in the mirror or a space in TMPDIR is just a character.
+`debootstrap --variant=minbase bookworm`, checked against Debian's archive keyring (required: the mirror
+is plain http), into a temporary root filesystem, then apt sources and no package cache (like Debian's
+official images), then `docker import`. Needs root for debootstrap (`sudo -n` is tried when not root).
+Every command is an argument list: paths and the mirror URL never pass through a shell, so a quote in the
+mirror or a space in TMPDIR is just a character.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from pufferlib.tank.names import DEBIAN_BASE
 
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 MIRROR_ENV = "PUFFERTANK_DEBIAN_MIRROR"
+# The mirror is plain http: debootstrap checks the Release file's signature against this keyring (and
+# without one only warns), so the build refuses to run without it.
+DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
+KEYRING_ENV = "PUFFERTANK_DEBIAN_KEYRING"
+KEYRING_PACKAGE = "debian-archive-keyring"
 Log = Callable[[str], None]
 # Tags ensure_debian_base made with debootstrap in this process (tests use it to avoid a second debootstrap).
 MADE_BY_DEBOOTSTRAP: set[str] = set()
@@ -78,6 +84,22 @@ def _debootstrap() -> str:
     return found
 
 
+def debian_keyring() -> Path:
+    """The keyring debootstrap verifies the mirror with: $PUFFERTANK_DEBIAN_KEYRING or Debian's own."""
+    path = Path(os.environ.get(KEYRING_ENV) or DEBIAN_KEYRING)
+    if path.is_file():
+        return path
+    install = f"sudo apt-get install {KEYRING_PACKAGE}"
+    fix = install
+    if path != DEBIAN_KEYRING:
+        fix = f"point {KEYRING_ENV} at an existing keyring, or unset it and {install}"
+    raise TankError(
+        f"cannot make the Debian 12 base image: the archive keyring {path} is missing, and without it "
+        "debootstrap would not check the signatures of what it downloads over http",
+        fix,
+    )
+
+
 def apt_sources(mirror: str) -> str:
     """sources.list for a root filesystem bootstrapped from `mirror` (security updates with Debian's own)."""
     lines = [f"deb {mirror} bookworm main", f"deb {mirror} bookworm-updates main"]
@@ -121,6 +143,7 @@ def import_rootfs(client: docker.DockerClient, tarball: Path, tag: str) -> None:
 
 
 def make_debian_base(client: docker.DockerClient, tag: str, mirror: str, log: Log = log_stderr) -> None:
+    keyring = debian_keyring()
     debootstrap, root = _debootstrap(), _root_prefix(tag)
     log(
         f"puffertank: {tag} is missing and no registry is needed: making Debian 12 (bookworm) with "
@@ -131,7 +154,15 @@ def make_debian_base(client: docker.DockerClient, tag: str, mirror: str, log: Lo
     rootfs, tarball = work / "rootfs", work / "rootfs.tar"
     try:
         _run(
-            [*root, debootstrap, "--variant=minbase", "bookworm", str(rootfs), mirror],
+            [
+                *root,
+                debootstrap,
+                "--variant=minbase",
+                f"--keyring={keyring}",
+                "bookworm",
+                str(rootfs),
+                mirror,
+            ],
             what="debootstrap",
             timeout=1200,
             fix=f"check that the mirror is reachable over http ({MIRROR_ENV} to use another)",

@@ -1,4 +1,5 @@
-"""BuildOptions: what `puffertank build` (or a test) asked for, validated before anything runs."""
+"""BuildOptions: what `puffertank build` (or a test) asked for, validated before anything runs (a wrong
+option is a UsageError, exit 2)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pufferlib.tank.errors import TankError
+from pufferlib.tank.errors import UsageError
 from pufferlib.tank.names import NAMESPACE, STAGES, VARIANTS, image_ref
 
 DEFAULT_BASE_IMAGE = "debian:12-slim"
@@ -33,23 +34,23 @@ class BuildOptions:
 
     def validate(self) -> None:
         if self.variant not in VARIANTS:
-            raise TankError(f"unknown variant {self.variant!r}", f"choose one of {', '.join(VARIANTS)}")
+            raise UsageError(f"unknown variant {self.variant!r}", f"choose one of {', '.join(VARIANTS)}")
         if self.stage not in (*STAGES, "all"):
-            raise TankError(f"unknown stage {self.stage!r}", f"choose one of {', '.join(STAGES)}, all")
+            raise UsageError(f"unknown stage {self.stage!r}", f"choose one of {', '.join(STAGES)}, all")
         if self.cuda_version is not None and not re.fullmatch(r"\d+\.\d+", self.cuda_version):
-            raise TankError(
+            raise UsageError(
                 f"--cuda-version {self.cuda_version!r} is not MAJOR.MINOR", "e.g. --cuda-version 12.6"
             )
         if self.variant == "cpu" and self.cuda_version not in (None, "none"):
-            raise TankError("--cuda-version only applies to --variant cuda", "add --variant cuda or drop it")
+            raise UsageError("--cuda-version only applies to --variant cuda", "add --variant cuda or drop it")
         if not re.fullmatch(r"[a-z0-9][a-z0-9._/-]*", self.namespace):
-            raise TankError(
+            raise UsageError(
                 f"--namespace {self.namespace!r} is not a valid image repository prefix",
                 "use lowercase letters, digits and . _ / -",
             )
         for name in ("uid", "gid"):
             if not 1 <= getattr(self, name) < 2**31:
-                raise TankError(
+                raise UsageError(
                     f"--{name} must be a positive number (not root): got {getattr(self, name)}",
                     f"pass --{name} $(id -{name[0]})",
                 )

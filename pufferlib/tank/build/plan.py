@@ -85,6 +85,7 @@ STAGE_SPECS: dict[str, Stage] = {
         "ENVS_IMAGE",
         (
             "pyproject.toml",
+            "setup.py",
             "README.md",
             "pufferlib",
             "docker/bashrc",
@@ -98,7 +99,7 @@ STAGE_SPECS: dict[str, Stage] = {
 assert tuple(STAGE_SPECS) == STAGES
 
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache"}
-_SKIP_SUFFIXES = (".pyc", ".pyo")
+_SKIP_SUFFIXES = (".pyc", ".pyo", ".so")  # .so: native envs built in place here; the image compiles its own
 
 
 def _walk_files(root: Path, rel: str) -> Iterable[tuple[str, Path]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pufferlib.tank import cuda
 from pufferlib.tank.build.options import BuildOptions
-from pufferlib.tank.errors import TankError
+from pufferlib.tank.errors import TankError, UsageError
 
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -48,7 +48,7 @@ def resolve_ca_bundle(opts: BuildOptions, pip: dict[str, str] | None = None) -> 
     if opts.ca_cert is not None:
         path = Path(opts.ca_cert).expanduser()
         if not path.is_file():
-            raise TankError(
+            raise UsageError(
                 f"--ca-cert {path}: no such file",
                 "pass the PEM bundle your proxy needs (e.g. /etc/ssl/certs/ca-certificates.crt), or leave "
                 "--ca-cert out to use the host's",
@@ -56,11 +56,11 @@ def resolve_ca_bundle(opts: BuildOptions, pip: dict[str, str] | None = None) -> 
         try:
             text = path.read_text(errors="replace")
         except OSError as exc:
-            raise TankError(
+            raise UsageError(
                 f"--ca-cert {path}: cannot read it ({exc.strerror})", "check its permissions"
             ) from exc
         if "-----BEGIN CERTIFICATE-----" not in text:
-            raise TankError(
+            raise UsageError(
                 f"--ca-cert {path} holds no PEM certificate (no '-----BEGIN CERTIFICATE-----')",
                 "pass a PEM bundle",
             )
@@ -112,10 +112,10 @@ def resolve_torch(opts: BuildOptions, source: Path, pip: dict[str, str] | None =
     if opts.wheelhouse is not None:
         house = Path(opts.wheelhouse).expanduser()
         if not house.is_dir():
-            raise TankError(f"--wheelhouse {house}: no such directory", "pass a folder of .whl files")
+            raise UsageError(f"--wheelhouse {house}: no such directory", "pass a folder of .whl files")
         wheels = sorted(p for p in house.glob("*.whl") if p.is_file())
         if not wheels:
-            raise TankError(f"--wheelhouse {house} holds no .whl files", "pass a folder of .whl files")
+            raise UsageError(f"--wheelhouse {house} holds no .whl files", "pass a folder of .whl files")
         # A cpu torch in the wheelhouse would win over the CUDA one (its local version sorts higher).
         wheels = [
             w

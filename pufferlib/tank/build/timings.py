@@ -54,7 +54,6 @@ def measure_import(client: docker.DockerClient, image: str, repeats: int = 3) ->
             image,
             ["python", "-c", "import pufferlib, torch"],
             gpus="none",
-            shm_size="1g",  # given, so no extra engine query is timed
             timeout=120,
             labels={"puffertank.purpose": "timings"},
         )

@@ -1,0 +1,105 @@
+"""Bad input to `puffer train`, `eval`, `sweep` and `bench` is one line on stderr naming the thing and
+what would work, exit 2, no traceback, and nothing left behind (no run directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pufferlib
+from pufferlib.cli import main
+
+ROOT = Path(pufferlib.__file__).resolve().parents[1]
+
+
+def puffer(*argv: str | bytes, cwd: Path) -> subprocess.CompletedProcess:
+    """`puffer ARGV` in `cwd` (so that the default runs/ would land there), this checkout's library."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", *argv], cwd=cwd, env=env, capture_output=True, timeout=120
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_train_refuses_a_negative_learning_rate_and_makes_nothing(tmp_path):
+    done = puffer("train", "ocean/squared", "--train.learning-rate", "-1", cwd=tmp_path)
+    err = one_error_line(done)
+    assert "puffer train: error: --train.learning_rate: train.learning_rate must be > 0, got -1.0" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_refuses_a_run_dir_name_that_is_not_utf8_and_makes_nothing(tmp_path):
+    done = puffer("train", "ocean/squared", "--train.run-dir", b"runs/\xff", cwd=tmp_path)
+    err = one_error_line(done)
+    assert "train.run_dir" in err and "is not UTF-8 text" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_refuses_an_unknown_device(capsys):
+    assert main(["train", "ocean/squared", "--train.device", "banana"]) == 2
+    err = capsys.readouterr().err
+    assert "train.device must be one of auto, cpu, cuda, cuda:N (a GPU index) or mps, got 'banana'" in err
+
+
+def test_train_refuses_a_config_file_that_is_not_utf8(tmp_path, capsys):
+    path = tmp_path / "run.toml"
+    path.write_bytes(b'env_name = "ocean/squared"\n# \xe9\n')
+    assert main(["train", "--config", str(path)]) == 2
+    assert f"config file {path} is not UTF-8 text" in capsys.readouterr().err
+
+
+def test_sweep_without_its_extra_names_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: `import ray` fails
+    out = tmp_path / "sweep"
+    argv = ["sweep", "ocean/squared", "--param", "train.learning_rate=log:1e-4:1e-2", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (
+        "puffer sweep: error: needs Ray Tune and Optuna (ray is missing): pip install 'pufferlib[sweep]'"
+        in err
+    )
+    assert not out.exists()
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """--from-json inputs: missing, not JSON, JSON of another shape."""
+    (tmp_path / "bad.json").write_text("{oops")
+    (tmp_path / "other.json").write_text(json.dumps({"machine": {}, "results": [{"sps": 1}]}))
+    (tmp_path / "rows.json").write_text(json.dumps({"machine": {}, "results": [{"peer": "serial"}]}))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--num-envs", "abc"], "--num-envs expects comma-separated env counts >= 1, like 2,8; got 'abc'"),
+        (["--num-envs", "2,0"], "--num-envs expects comma-separated env counts >= 1"),
+        (["--repeats", "0"], "--repeats must be >= 1, got 0"),
+        (["--workers", "0"], "--workers must be >= 1, got 0"),
+        (["--scale", "0"], "--scale must be > 0, got 0.0"),
+        (["--from-json", "{dir}/missing.json"], "--from-json {dir}/missing.json: cannot read it"),
+        (["--from-json", "{dir}/bad.json"], "--from-json {dir}/bad.json is not JSON"),
+        (["--from-json", "{dir}/other.json"], "holds no 'results' rows"),
+        (["--from-json", "{dir}/rows.json"], "a result row lacks or mistypes"),
+    ],
+)
+def test_bench_bad_arguments(saved, capsys, argv, message):
+    argv = [a.format(dir=saved) for a in argv]
+    assert main(["bench", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("puffer bench: error: ") and message.format(dir=saved) in err, err
