@@ -124,9 +124,10 @@ static inline void bk_observe(Breakout* env) {
 static inline int bk_brick_at_ball(const Breakout* env) {
     float top = env->ball_y - BK_BRICK_TOP, bottom = top + BK_BALL;
     if (bottom <= 0.0f || top >= (float)(BK_ROWS * BK_BRICK_H)) return -1;
-    int r0 = (int)floorf(top / BK_BRICK_H), r1 = (int)floorf((bottom - 1e-3f) / BK_BRICK_H);
-    int c0 = (int)floorf(env->ball_x / BK_BRICK_W);
-    int c1 = (int)floorf((env->ball_x + BK_BALL - 1e-3f) / BK_BRICK_W);
+    /* truncation, not floorf: a negative `top` only ever clamps to row 0, and ball_x >= 0 */
+    int r0 = (int)(top * (1.0f / BK_BRICK_H)), r1 = (int)((bottom - 1e-3f) * (1.0f / BK_BRICK_H));
+    int c0 = (int)(env->ball_x * (1.0f / BK_BRICK_W));
+    int c1 = (int)((env->ball_x + BK_BALL - 1e-3f) * (1.0f / BK_BRICK_W));
     if (r0 < 0) r0 = 0;
     if (r1 > BK_ROWS - 1) r1 = BK_ROWS - 1;
     if (c0 < 0) c0 = 0;
