@@ -10,12 +10,12 @@
  * Actions (Discrete(3)): 0 noop, 1 left, 2 right. Any other value is a noop (never an index).
  * Reward: +1 per brick broken, 0 otherwise (a lost ball costs a life, not reward).
  * Score: Atari points per brick by row (top two rows 7, middle two 4, bottom two 1; 432 for all).
- * Lives: `max_lives` per episode; a ball that falls past the paddle costs one and the next ball is
+ * Lives: `lives` per episode; a ball that falls past the paddle costs one and the next ball is
  * served (from below the bricks, downwards, at a random angle) in the same step.
  *
  * Observation (float32, BK_OBS_SIZE, every element in [-1, 1]):
  *   [0] paddle centre x / BK_W        [1] ball centre x / BK_W      [2] ball centre y / BK_H
- *   [3] ball vx / BK_BALL_SPEED        [4] ball vy / BK_BALL_SPEED   [5] lives left / max_lives
+ *   [3] ball vx / BK_BALL_SPEED        [4] ball vy / BK_BALL_SPEED   [5] lives left / `lives`
  *   [6 + r * BK_COLS + c] 1 if the brick at row r (0 = top), column c is still standing, else 0.
  *
  * Episode end and autoreset:
@@ -24,6 +24,8 @@
  * In the step an episode ends, c_step writes that step's reward and terminal/truncation, adds the
  * episode to `log` (n += 1) and starts the next episode at once: the observation returned is the new
  * episode's first (the final one is not returned).
+ *
+ * Keywords (binding.c): max_ticks (steps, default 4000), lives (5), frameskip (4).
  */
 #ifndef OCEAN_NATIVE_BREAKOUT_H
 #define OCEAN_NATIVE_BREAKOUT_H

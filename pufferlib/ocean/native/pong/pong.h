@@ -26,6 +26,8 @@
  * In the step an episode ends, c_step writes that step's reward and terminal/truncation, adds the
  * episode to `log` (n += 1) and starts the next episode at once: the observation returned is the new
  * episode's first (the final one is not returned).
+ *
+ * Keywords (binding.c): max_score (default 21), max_ticks (steps, 5000), frameskip (4).
  */
 #ifndef OCEAN_NATIVE_PONG_H
 #define OCEAN_NATIVE_PONG_H
