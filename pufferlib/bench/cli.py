@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferlib.bench import report
+from pufferlib.bench import pufferlib3, report
 from pufferlib.bench.interpreter import UntrustedInterpreter, default_peer_python, trusted_python
 from pufferlib.bench.peers import PEERS, Setup, Skip, measure, peer_versions, setups
 from pufferlib.bench.workloads import workloads
@@ -51,6 +51,36 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PYTHON",
         help=f"also run PufferLib 2.0.2 with this interpreter (alone: {default_peer_python()}); it must "
         "belong to you or root and be writable by no one else",
+    )
+    p.add_argument(
+        "--pufferlib3",
+        nargs="?",
+        const=ASK,
+        metavar="PYTHON",
+        help=f"instead: our native envs and trainer beside PufferLib 3.0's (its venv's python; alone: "
+        f"{pufferlib3.default_python()}, built by {pufferlib3.BUILD})",
+    )
+    p.add_argument(
+        "--pl3-envs",
+        default=",".join(pufferlib3.RAW),
+        help=f"--pufferlib3: raw env steps of these (default {','.join(pufferlib3.RAW)}; '' for none)",
+    )
+    p.add_argument(
+        "--train-envs",
+        default="cartpole,breakout",
+        help="--pufferlib3: puffer train these (default cartpole,breakout)",
+    )
+    p.add_argument(
+        "--train-seconds",
+        type=float,
+        default=60.0,
+        help="--pufferlib3: each puffer train run's wall time (0: none)",
+    )
+    p.add_argument(
+        "--raw-seconds", type=float, default=3.0, help="--pufferlib3: each raw-steps sample's timed seconds"
+    )
+    p.add_argument(
+        "--keep", metavar="DIR", help="--pufferlib3: keep each training run's logs, and PL 3.0's curves, here"
     )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
@@ -155,6 +185,8 @@ def load_saved(path: str) -> dict[str, Any]:
 def _run(args: argparse.Namespace) -> int:
     from pufferlib.vector import physical_cores
 
+    if args.pufferlib3:
+        return pufferlib3.run(args, machine)
     try:
         check_arguments(args)
         saved = load_saved(args.from_json) if args.from_json else None

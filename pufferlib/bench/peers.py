@@ -33,6 +33,8 @@ PEER_TITLES = {
     "pl202-serial": "PL 2.0.2 Serial",
     "pl202-mp": "PL 2.0.2 MP sync",
     "pl202-mp-async": "PL 2.0.2 MP async",
+    "native": "ours (native)",  # `puffer bench --pufferlib3` (pufferlib3.py), not in PEERS
+    "pl3": "PufferLib 3.0",
 }
 PEER_SCRIPT = Path(__file__).with_name("peer202.py")  # run by path, never imported here
 CAP_S = 10.0  # a measurement stops here and reports the steps it made (PufferLib 2.0.2 can crawl)

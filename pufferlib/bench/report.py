@@ -21,6 +21,7 @@ RATIOS = (
     ("Serial / gym Sync", "serial", "gym-sync"),
     ("best MP / PL 2.0.2 best MP", ("mp", "mp-async"), ("pl202-mp", "pl202-mp-async")),
     ("Serial / PL 2.0.2 Serial", "serial", "pl202-serial"),
+    ("ours / PL 3.0", "native", "pl3"),
 )
 
 
@@ -135,18 +136,76 @@ def errors(results: list[dict]) -> list[str]:
     return seen
 
 
-def markdown(info: dict[str, Any], text: str) -> str:
+def machine_lines(info: dict[str, Any]) -> str:
+    """Command, date, machine, load before and after, versions: the lines above every table."""
     v = info["versions"]
     load = lambda key: ", ".join(f"{x:.2f}" for x in info.get(key, ()))  # noqa: E731
+    how = f"; start method `{info['start_method']}`" if "start_method" in info else ""
+    how += f"; worker counts tried {info['workers']}" if "workers" in info else ""
     return (
         f"Command: `{info['command']}` ({info['date']})\n\n"
         f"Machine: {info['cpu']}, {info['physical_cores']} physical cores / {info['logical_cpus']} logical "
-        f"CPUs, {info['os']}; start method `{info['start_method']}`; worker counts tried "
-        f"{info['workers']}.\n"
+        f"CPUs, {info['os']}{how}.\n"
         f"Load average (1, 5, 15 min) at start {load('load_average_start')}, at end "
         f"{load('load_average_end')}.\n"
-        f"Versions: {', '.join(f'{k} {x}' for k, x in v.items())}.\n\n"
+        f"Versions: {', '.join(f'{k} {x}' for k, x in v.items())}.\n"
+    )
+
+
+def markdown(info: dict[str, Any], text: str) -> str:
+    return (
+        machine_lines(info) + "\n"
         "Agent steps per second, median of the repeats ± half their range, each peer in its best "
         "configuration (`1w` = 1 worker, `async` = EnvPool batches of half the envs).\n\n"
         f"{text}\n"
     )
+
+
+def _median(rows: list[dict], key: str) -> float | None:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def _cell(rows: list[dict], key: str, fmt: str, count_errors: bool = False) -> str:
+    """The median of `key` over the rows that measured it (with `count_errors`, `error (n/N)` beside it);
+    `n/a` if skipped."""
+    done = [r for r in rows if key in r and "error" not in r]
+    errors = [r for r in rows if "error" in r] if count_errors else []
+    parts = []
+    if done:
+        med = _median(done, key)
+        parts.append(
+            fmt_rate([r[key] for r in done]) if fmt == "rate" else "-" if med is None else fmt.format(med)
+        )
+    if errors:
+        parts.append(f"error ({len(errors)}/{len(rows)} samples)")
+    if parts:
+        return ", ".join(parts)
+    return "n/a" if any("skip" in r for r in rows) else "-"
+
+
+def train_table(rows: list[dict]) -> str:
+    """`puffer train` end to end, PufferLib 3.0 beside ours: per env the median SPS over repeats, its
+    ratio, and the median score and steps each reached in the wall-time budget (each stops at its first
+    update or log past it, so the seconds it took are shown too)."""
+    head = ["env", "budget", "PL 3.0 SPS", "ours SPS", "ours / PL 3.0", "PL 3.0 score", "ours score"]
+    head += ["PL 3.0 steps in", "ours steps in"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for env in dict.fromkeys(r["env"] for r in rows):
+        pl3 = [r for r in rows if r["env"] == env and r["side"] == "pl3"]
+        ours = [r for r in rows if r["env"] == env and r["side"] == "ours"]
+        a, b = _median(ours, "sps"), _median(pl3, "sps")
+        seconds = _median(pl3 + ours, "seconds_asked")
+        out = [
+            env,
+            f"{seconds:.0f} s" if seconds else "-",
+            _cell(pl3, "sps", "rate", count_errors=True),
+            _cell(ours, "sps", "rate", count_errors=True),
+        ]
+        out.append(f"{a / b:.2f}x" if a and b else "-")
+        out += [_cell(pl3, "score", "{:.1f}"), _cell(ours, "score", "{:.1f}")]
+        for side in (pl3, ours):
+            steps, took = _median(side, "steps"), _median(side, "seconds")
+            out.append(f"{steps:,.0f} in {took:.0f} s" if steps and took else _cell(side, "steps", "{:,.0f}"))
+        lines.append("| " + " | ".join(out) + " |")
+    return "\n".join(lines)
