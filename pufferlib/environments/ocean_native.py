@@ -33,6 +33,10 @@ NATIVE: dict[str, Native] = {
     "snake": Native(solved=0.0, multiagent=True, policy="pufferlib.environments.policies:Tiles", learn=False),
     # connect4 is judged by its win rate against a random opponent (ocean.connect4.toml), not a return.
     "connect4": Native(solved=None, multiagent=True),
+    # bricks broken per episode (of 108): random play breaks ~1, a script following the ball ~105
+    "breakout": Native(solved=100.0, learn=False),
+    # points won minus lost (-21..21): standing still scores -21, following the ball ~+13
+    "pong": Native(solved=10.0, learn=False),
 }
 # Native envs that replace a Python Ocean env of the same name (pufferlib/ocean/): registered only where
 # they compiled; elsewhere ocean.py registers the Python env, so ocean/squared always exists.
