@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, register
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+
+FAMILY = "ocean"  # the native envs are Ocean's: ocean/<name>
+env_creator = family_env_creator(FAMILY)  # PufferLib's env_creator(name)
 
 SOURCE = Path(__file__).parent.parent / "ocean" / "native"
 

@@ -231,7 +231,7 @@ def test_build_native_compiles_one_env_and_refuses_unknown_names(tmp_path, capsy
     from pufferlib.ocean.native import build
 
     assert main(["build-native", "nope"]) == 2
-    assert "unknown native env nope; one of cartpole" in capsys.readouterr().err
+    assert "unknown native env nope; one of breakout, cartpole" in capsys.readouterr().err
     target = build.compile_env(build.bindings()["cartpole"], tmp_path)
     spec = importlib.util.spec_from_file_location("_cartpole", target)
     module = importlib.util.module_from_spec(spec)

@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 import pufferlib.environments as envs
-from pufferlib.train import config, ppo, train
+from pufferlib.train import config, loop, ppo, train
 from pufferlib.train.config import ConfigError
 
 
@@ -111,7 +111,7 @@ def test_a_config_built_in_python_is_checked_by_learn():
     cfg = config.load("ocean/squared")
     cfg["train"]["gamma"] = 2.0
     with pytest.raises(ConfigError, match=r"train\.gamma must be in \(0, 1\], got 2\.0"):
-        ppo.learn("ocean/squared", cfg)
+        loop.learn("ocean/squared", cfg)
 
 
 def test_eval_refuses_a_bad_device(tmp_path):
@@ -155,7 +155,7 @@ def test_the_exact_rollout_size_is_checked_before_allocating():
     with pytest.raises(
         ConfigError, match=r"the rollout needs [\d,.]+ [KMGTP]iB \(1 agent rows x [\d,]+ steps"
     ):
-        ppo.learn("ocean/squared", cfg)
+        loop.learn("ocean/squared", cfg)
 
 
 def test_the_layout_is_what_is_allocated():
