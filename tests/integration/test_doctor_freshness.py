@@ -13,6 +13,7 @@ import pytest
 
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.options import BuildOptions
+from pufferlib.tank.build.plan import STAGE_SPECS
 from pufferlib.tank.doctor import freshness
 from pufferlib.tank.names import STAGES
 
@@ -24,8 +25,10 @@ NAMESPACE = "puffertank-test-doctor"
 
 def _copy_source(dest: Path) -> None:
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl")
-    for name in ("Dockerfile.base", "Dockerfile.envs", "Dockerfile.lib", "pyproject.toml", "README.md"):
-        if (REPO / name).is_file():
+    # every top-level file a stage builds from (the plan's list, not a copy of it)
+    tops = {path for stage in STAGE_SPECS.values() for path in (stage.dockerfile, *stage.context)}
+    for name in sorted(tops):
+        if "/" not in name and (REPO / name).is_file():
             shutil.copy2(REPO / name, dest / name)
     shutil.copytree(REPO / "docker", dest / "docker", ignore=skip)
     shutil.copytree(REPO / "pufferlib", dest / "pufferlib", ignore=skip)
