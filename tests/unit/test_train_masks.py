@@ -20,6 +20,7 @@ from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.frameworks.cleanrl import Policy, mask_layout, read_mask
 from pufferlib.train import config, train
 from pufferlib.train.act import Actor, greedy
+from pufferlib.train.failure import TrainingError
 from pufferlib.train.ppo import Runner, collect
 from pufferlib.train.setup import make_policy, make_vecenv
 
@@ -45,8 +46,9 @@ def test_training_never_sends_an_illegal_action(rnn):
 def test_the_same_run_fails_when_masks_are_ignored(monkeypatch):
     """The check above can fail: with the mask ignored, the env raises within the first rollout."""
     monkeypatch.setattr(cleanrl, "mask_layout", lambda env: None)
-    with pytest.raises(APIUsageError, match="not allowed by the action_mask"):
+    with pytest.raises(TrainingError, match="not allowed by the action_mask") as failed:
         train("ocean/masked", {"train.total_timesteps": 10_000, "train.stop_when_solved": False})
+    assert isinstance(failed.value.__cause__, APIUsageError)  # the env's refusal ends the run as an error
 
 
 class Adversarial(nn.Module):
