@@ -140,7 +140,7 @@ def test_sigterm_saves_the_sweep_and_resume_finishes_it(tmp_path):
     ("argv", "message"),
     [
         (["--param", "train.learning_rat=log:1e-4:1e-2"], "Did you mean train.learning_rate"),
-        (["--param", "train.learning_rate=log:0:1"], "a log range needs LOW > 0"),
+        (["--param", "train.ent_coef=log:0:0.1"], "a log range needs LOW > 0"),  # 0 is in range, not on a log
         (["--param", "train.learning_rate=1e-2:1e-4"], "LOW must be below HIGH"),
         (["--param", "train.learning_rate=3e-4"], "one value is not a search"),
         (["--param", "train.anneal_lr=0:1"], "is not a number"),
