@@ -16,6 +16,20 @@ typedef struct {
     uint64_t s;
 } pn_rng;
 
+/* The fields every env struct starts with (after its own `Log` type): the glue sets the buffer
+ * pointers to the instance's slice of the shared buffers and reads them by name; `log` sums the
+ * finished episodes, `rng` is seeded per instance. */
+#define PN_ENV_FIELDS(OBS_TYPE)            \
+    Log log;                               \
+    OBS_TYPE* observations;                \
+    int* actions;                          \
+    float* rewards;                        \
+    unsigned char* terminals;              \
+    unsigned char* truncations;            \
+    unsigned char* masks;                  \
+    int num_agents;                        \
+    pn_rng rng
+
 static inline uint64_t pn_next(pn_rng* rng) {
     uint64_t z = (rng->s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

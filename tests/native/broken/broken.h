@@ -9,15 +9,7 @@ typedef struct {
 } Log;
 
 typedef struct {
-    Log log;
-    float* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents;
-    pn_rng rng;
+    PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue
     int tick;
     float* scratch;  // allocated by my_init, freed by c_close
 } Broken;

@@ -26,15 +26,7 @@ typedef struct {
 } Log;
 
 typedef struct {
-    Log log;
-    float* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents;
-    pn_rng rng;
+    PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue
     float x, x_dot, theta, theta_dot;
     int tick, max_steps;
 } CartPole;

@@ -52,15 +52,7 @@ typedef struct {
 } Log;
 
 typedef struct {
-    Log log;
-    unsigned char* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents; /* 2 */
-    pn_rng rng;
+    PN_ENV_FIELDS(unsigned char); /* num_agents = 2 */
     /* state */
     unsigned char board[CONNECT4_CELLS]; /* row-major, row 0 at the top: 0 empty, 1 + player */
     int heights[CONNECT4_COLS];          /* pieces in each column */

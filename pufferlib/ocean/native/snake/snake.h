@@ -47,15 +47,7 @@ typedef struct {
 } Log;
 
 typedef struct {
-    Log log;
-    unsigned char* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents; /* = num_snakes */
-    pn_rng rng;
+    PN_ENV_FIELDS(unsigned char); /* num_agents = num_snakes */
     /* configuration (set before snake_init) */
     int width, height, num_snakes, num_food, vision, max_snake_length, max_steps, respawn_delay, leave_corpse;
     float reward_food, reward_corpse, reward_death;

@@ -16,15 +16,7 @@ typedef struct {
 } Log;
 
 typedef struct {
-    Log log;
-    float* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents;
-    pn_rng rng;
+    PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue
     int size, center, num_targets, max_ticks, num_border;
     int* border;            // border cell indices in a fixed order, then partly shuffled to pick targets
     unsigned char* target;  // size * size: 1 where a target stands

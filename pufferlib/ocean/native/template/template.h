@@ -16,15 +16,7 @@ typedef struct {  // every field a float, `n` (episodes summed) last
 } Log;
 
 typedef struct {
-    Log log;  // the glue reads these fields by name and sets the pointers: keep them
-    float* observations;
-    int* actions;
-    float* rewards;
-    unsigned char* terminals;
-    unsigned char* truncations;
-    unsigned char* masks;
-    int num_agents;
-    pn_rng rng;
+    PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue
     int length;  // the game's own state from here on
     int lit, tick;
     float episode_return;
