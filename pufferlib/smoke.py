@@ -390,7 +390,10 @@ class Smoke:
         # Half the binding's time budget: a run that cannot solve in time fails here, with its numbers,
         # rather than being killed at the budget.
         budget = self.binding.smoke.seconds / 2
-        summary = train(self.name, {"train.max_seconds": budget}, quiet=True)
+        # One torch thread: the matrix runs cells side by side on shared cores, where the threads a
+        # native env's config asks for (one per core) would oversubscribe them and stall each other
+        # (ocean/cartpole: 3k SPS beside another cell, 180k alone).
+        summary = train(self.name, {"train.max_seconds": budget, "train.torch_threads": 1}, quiet=True)
         if summary.get("solve_metric") == "win_rate":  # self-play (train/versus.py)
             what, value = "win rate against a random opponent", summary["score"]
         else:
