@@ -209,10 +209,10 @@ class Placement:
     @classmethod
     def of(cls, run: Runner, env_ids: Any) -> Placement:
         steps = run.exp.values.shape[1]
+        ids = np.asarray(env_ids, dtype=np.int64)
         if run.sync:  # every row, in order, all at one column: slices only
             c = int(run.ptr[0])
             rows, every = slice(None), slice(None)
-            ids = np.arange(len(run.ptr))
             return cls(
                 ids=ids,
                 col=run.ptr,
@@ -221,7 +221,6 @@ class Placement:
                 carry=(every, (rows, 0)) if c >= steps else None,
                 boot=(every, (rows, 0)) if c == steps else None,
             )
-        ids = np.asarray(env_ids, dtype=np.int64)
         col = run.ptr[ids]
         zero = np.zeros_like(col)
         return cls(
