@@ -46,7 +46,8 @@ class Raw(NamedTuple):
 
 
 RAW = {
-    "squared": Raw("pufferlib.ocean.squared.squared:Squared", {"num_envs": AGENTS}, "squared"),
+    # its squared's rules are our ocean/squared_pl3 (our ocean/squared is the older game)
+    "squared": Raw("pufferlib.ocean.squared.squared:Squared", {"num_envs": AGENTS}, "squared_pl3"),
     "cartpole": Raw("pufferlib.ocean.cartpole.cartpole:Cartpole", {"num_envs": AGENTS}, "cartpole"),
     "breakout": Raw("pufferlib.ocean.breakout.breakout:Breakout", {"num_envs": AGENTS}, "breakout"),
     "pong": Raw("pufferlib.ocean.pong.pong:Pong", {"num_envs": AGENTS}, "pong"),
@@ -250,13 +251,13 @@ def train_rows(python: Path, names: list[str], repeats: int, seconds: float, kee
             for side in _order(rep, ("pl3", "ours")):
                 row = {"repeat": rep, "env": name, "seconds_asked": seconds, "side": side}
                 saved = keep / f"{side}-{name}-{rep}" if keep else None
-                missing = native_missing(name) if side == "ours" else None
+                missing = native_missing(RAW[name].ours) if side == "ours" else None
                 if missing:
                     row["skip"] = missing
                 elif side == "pl3":
                     row = _sample(row, lambda n=name, d=saved: train_pl3(python, n, seconds, d))
                 else:
-                    row = _sample(row, lambda n=name, d=saved: train_ours(n, seconds, d))
+                    row = _sample(row, lambda n=RAW[name].ours, d=saved: train_ours(n, seconds, d))
                 rows.append(row)
                 if "sps" in row:
                     shown = f"{row['sps']:,.0f} SPS, score {row['score'] or 0:.1f}, {row['steps']:,} steps"

@@ -30,6 +30,9 @@ class Native(NamedTuple):
 NATIVE: dict[str, Native] = {
     "cartpole": Native(solved=475.0),
     "squared": Native(solved=0.9),
+    # PufferLib 3.0's squared (+1 a hit, -1 off the grid or too slow; random play -0.02): 0.9 hits 95%.
+    # Its learn cell is off: ~3M steps, over a minute here.
+    "squared_pl3": Native(solved=0.9, learn=False),
     "template": Native(solved=7.5),
     # snake: a mean return above 0 eats more than a death costs (10+ food a life; random play: -0.69).
     # Its learn cell is off: ~2M steps, minutes here, not the matrix's 60 s.
