@@ -27,6 +27,7 @@ from torch.distributions import Normal
 
 import pufferlib
 from pufferlib.frameworks.cleanrl import RecurrentPolicy, sample_logits
+from pufferlib.train.staging import Staging
 
 
 def episodes_in(info: dict) -> int:
@@ -60,6 +61,7 @@ class Actor:
     def __init__(self, vecenv, agent: nn.Module, device: str, greedy: bool = False) -> None:
         rows = int(vecenv.num_agents)
         self.device = device
+        self.staging = Staging(device)  # CUDA: pinned host buffers, non-blocking copies
         self.greedy = greedy
         self.module = agent.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
         self.recurrent = isinstance(agent, RecurrentPolicy)
@@ -85,8 +87,8 @@ class Actor:
             starts_np = done | ~self.last_mask[ids]
             valid = masks
         device = self.device
-        obs_t = torch.from_numpy(np.asarray(obs)).to(device)
-        starts = torch.from_numpy(starts_np).to(device, torch.float32)
+        obs_t = self.staging.tensor(np.asarray(obs))
+        starts = self.staging.tensor(starts_np, torch.float32)
         state = None
         if self.state is None:
             logits, value = self.module(obs_t)

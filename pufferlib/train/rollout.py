@@ -249,7 +249,8 @@ def collect(run: Runner) -> None:
         at = Placement.of(run, env_ids)
         if at.outcome is not None:  # 1. the outcome of each row's transition in flight
             src, dst = at.outcome
-            for name, value in (("rewards", rewards), ("terminals", terminals), ("truncations", truncations)):
+            outcome = run.actor.staging.stack([rewards, terminals, truncations])  # CUDA: one copy
+            for name, value in zip(("rewards", "terminals", "truncations"), outcome, strict=True):
                 exp.put(name, dst, value, src)
         step = run.actor(obs, terminals, truncations, at.ids, masks)  # 2. act on the new observations
         new = {  # 3. the new transitions, stored before send: obs views a buffer the next step overwrites
