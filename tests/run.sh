@@ -21,7 +21,7 @@ install_system_packages() {
   engine_apt_install chromium
   # Griddly's sprite observations draw through Vulkan: Mesa's lavapipe on the CPU, as in the image
   engine_apt_install mesa-vulkan-drivers
-  # the native Ocean envs compile at `pip install -e .` (setup.py) and their tests build sanitizer harnesses
+  # the native Ocean envs compile at `pip install -e .` (build_ext.py) and their tests build sanitizer harnesses
   engine_apt_install gcc libc6-dev python3-dev
 }
 

@@ -222,7 +222,7 @@ def network(docker_client: docker.DockerClient) -> Iterator[str]:
 
 @pytest.fixture
 def source_copy(tmp_path: Path) -> Path:
-    """What the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, setup.py, README.md."""
+    """What the stages read: the Dockerfiles, docker/, pufferlib/, pyproject.toml, README.md."""
     copy = tmp_path / "src"
     copy.mkdir()
     for stage in STAGES:
@@ -230,7 +230,7 @@ def source_copy(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.whl", "*.so")
     for folder in ("docker", "pufferlib"):
         shutil.copytree(REPO / folder, copy / folder, ignore=ignore)
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "README.md"):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, copy)
     return copy

@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,6 +19,7 @@ from _native_ladder import ROOT, Ladder, build_module, fuzz
 import pufferlib.vector
 from pufferlib import EnvironmentSetupError
 from pufferlib.environments import ocean_native
+from pufferlib.ocean import native
 from pufferlib.ocean.native import NativeEnv, load
 from pufferlib.train import config
 from pufferlib.train.ppo import Runner
@@ -164,11 +167,31 @@ def test_backend_native_runs_vec_num_envs_instances_on_threads():
     vec.close()
 
 
+def test_the_wheel_holds_every_native_env(tmp_path):
+    """pip's build of the package (pyproject.toml, our build_ext) compiles one module per env folder,
+    though pyproject.toml declares only the template's."""
+    tree = tmp_path / "src"
+    shutil.copytree(
+        ROOT / "pufferlib", tree / "pufferlib", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+    )
+    shutil.copy(ROOT / "pyproject.toml", tree)
+    (tree / "README.md").write_text("x")
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(tree), "-w",
+         str(tmp_path / "dist")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("pufferlib-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        built = {Path(n).name.split(".")[0] for n in z.namelist() if n.endswith(".so")}
+    assert built == {f"_{name}" for name in native.names()}
+
+
 def test_optional_build_without_a_compiler(tmp_path):
-    """CC=false: the extension fails to compile, setup.py still succeeds and builds no module."""
+    """CC=false: the extension fails to compile, the build still succeeds and builds no module."""
     tree = tmp_path / "src"
     tree.mkdir()
-    shutil.copy(ROOT / "setup.py", tree)
     shutil.copy(ROOT / "pyproject.toml", tree)
     (tree / "README.md").write_text("x")
     shutil.copytree(ROOT / "pufferlib" / "ocean" / "native", tree / "pufferlib" / "ocean" / "native",
@@ -176,7 +199,7 @@ def test_optional_build_without_a_compiler(tmp_path):
     (tree / "pufferlib" / "__init__.py").write_text("")
     env = {**os.environ, "CC": "false", "LDSHARED": "false", "PUFFER_NATIVE_ONLY": "cartpole"}
     out = subprocess.run(
-        [sys.executable, "setup.py", "build_ext", "--inplace"],
+        [sys.executable, "-c", "from setuptools import setup; setup()", "build_ext", "--inplace"],
         cwd=tree,
         env=env,
         capture_output=True,

@@ -1,7 +1,7 @@
 """Native Ocean: C environments stepped thousands at a time, exposed as one PufferEnv.
 
 Each env is a C game (`<name>/<name>.h`) plus the generic glue (`env_binding.h`), compiled into the
-extension module `pufferlib.ocean.native._<name>` when pufferlib is installed (setup.py). A
+extension module `pufferlib.ocean.native._<name>` when pufferlib is installed (build_ext.py). A
 `NativeEnv` holds `num_envs` instances of the game over slices of one set of buffers (its own, or a
 vector backend's shared slice) and steps them all in one call with the GIL released, optionally on
 `num_threads` threads. See docs/native.md for the contract and for writing an env.

@@ -1,6 +1,6 @@
-"""Compile native Ocean envs: the flags setup.py uses, and `puffer build-native [NAME ...]`.
+"""Compile native Ocean envs: the flags pip's build uses (build_ext.py), and `puffer build-native [NAME ...]`.
 
-Standard library only (setup.py loads this file by path, before pufferlib's dependencies exist).
+Standard library only (build_ext.py loads this file by path, before pufferlib's dependencies exist).
 `puffer build-native cartpole` recompiles one env in place, next to the imported package (a checkout
 or the image's venv), in about a second; `--source DIR` compiles another tree's C (e.g. your edited
 /workspace checkout) into the installed package.
@@ -36,7 +36,7 @@ def bindings(root: Path = HERE) -> dict[str, Path]:
 
 def compile_env(binding: Path, out_dir: Path = HERE) -> Path:
     """Compile one binding.c into out_dir/_<name><EXT_SUFFIX>; raises CalledProcessError with the log."""
-    import numpy  # only here: setup.py loads this module before numpy may be importable
+    import numpy  # only here: build_ext.py loads this module before numpy may be importable
 
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
     name = binding.parent.name

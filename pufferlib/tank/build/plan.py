@@ -85,7 +85,6 @@ STAGE_SPECS: dict[str, Stage] = {
         "ENVS_IMAGE",
         (
             "pyproject.toml",
-            "setup.py",
             "README.md",
             "pufferlib",
             "docker/bashrc",
