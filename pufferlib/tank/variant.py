@@ -19,6 +19,7 @@ from pathlib import Path
 NVIDIA_VENDOR = "0x10de"
 DISPLAY_CLASS = "0x03"  # PCI base class 03: display controllers (VGA, 3D); 0x0403 is a GPU's HDMI audio
 PCI_DEVICES = Path("/sys/bus/pci/devices")
+CHOICES = ("auto", "cpu", "cuda")  # what --variant accepts; every subcommand's default is auto
 
 
 def nvidia_gpus(sysfs: Path = PCI_DEVICES) -> list[str]:
@@ -38,6 +39,11 @@ def nvidia_gpus(sysfs: Path = PCI_DEVICES) -> list[str]:
 def auto_variant(sysfs: Path = PCI_DEVICES) -> str:
     """'cuda' when this machine has an NVIDIA GPU on its PCI bus, else 'cpu'."""
     return "cuda" if nvidia_gpus(sysfs) else "cpu"
+
+
+def resolve(name: str, sysfs: Path = PCI_DEVICES) -> str:
+    """A --variant value as an image variant: 'auto' follows this machine's hardware, cpu and cuda stay."""
+    return auto_variant(sysfs) if name == "auto" else name
 
 
 def explain(sysfs: Path = PCI_DEVICES) -> str:
