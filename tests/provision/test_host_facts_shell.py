@@ -1,6 +1,6 @@
 """setup-host.sh reads the host facts from pufferlib/tank/hostfacts.py (the module doctor uses), and where
 python3 is missing it says so instead of guessing; only --variant auto keeps the rule's PCI test for a
-python-less Debian (tests/unit/test_variant_rule.py checks it agrees). verify is doctor's report or one
+python-less Debian (checked against variant.py below). verify is doctor's report or one
 failure with its fix. Runs the script's functions in bash here, no container needed."""
 
 from __future__ import annotations
