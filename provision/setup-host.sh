@@ -87,7 +87,7 @@ Sets up a Debian 12 (bookworm, amd64) GPU host for PufferTank, one step at a tim
   tailscale       Tailscale (tailscale up --ssh with an auth key from a file or TS_AUTHKEY)
   docker-group    add the user to the docker group
   image           build (or load) the PufferTank image
-  verify          docker run --gpus all ... nvidia-smi, a torch CUDA check, a report
+  verify          puffertank doctor (host tooling installed first), a torch CUDA check, a report
 
 General:
   --dry-run                 print every action, change nothing (root not required)
@@ -474,42 +474,29 @@ in_container() {
 
 have_systemd() { [[ -d /run/systemd/system ]]; }
 
-# PCI addresses of NVIDIA display/3D controllers.
-nvidia_gpus() {
-	local dev
-	for dev in /sys/bus/pci/devices/*; do
-		[[ -r $dev/vendor ]] || continue
-		[[ $(<"$dev/vendor") == 0x10de && $(<"$dev/class") == 0x03* ]] && printf '%s\n' "${dev##*/}"
-	done
-	return 0
+# One fact about this host from pufferlib/tank/hostfacts.py, the module doctor reads them with: gpus (PCI
+# addresses), driver (the loaded module's version), secure-boot (enabled, disabled, unknown, off (legacy
+# BIOS boot)) or mok-advice. It needs only the standard library, so it runs from this checkout before the
+# host venv exists. Fails where python3 is missing: a minimal Debian before the base-tools step.
+host_fact() {
+	command -v python3 >/dev/null 2>&1 || return 1
+	python3 "$CHECKOUT_DIR/pufferlib/tank/hostfacts.py" "$@"
 }
 
 # What --variant auto means: the host tooling's one rule (pufferlib/tank/variant.py, `puffertank variant`:
-# cuda when an NVIDIA GPU is on the PCI bus, else cpu). variant.py needs only the standard library, so it
-# runs from this checkout before the host venv exists. Only where python3 itself is missing (a minimal
-# Debian before the base-tools step installs it) the same PCI test is done here.
+# cuda when an NVIDIA GPU is on the PCI bus, else cpu), run from this checkout like host_fact. Where python3
+# itself is missing (a minimal Debian before base-tools installs it) there is nothing to ask, and the plan
+# must still name its image: only there the rule's PCI test (vendor 0x10de, class 0x03xxxx) is done here.
 auto_variant() {
 	if command -v python3 >/dev/null 2>&1; then
 		python3 "$CHECKOUT_DIR/pufferlib/tank/variant.py"
-	elif [[ -n $(nvidia_gpus) ]]; then echo cuda; else echo cpu; fi
-}
-
-secure_boot_state() {
-	local var=/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c
-	if [[ -r $var ]]; then
-		# 4 bytes of attributes, then the value: 1 = enabled.
-		if [[ $(od -An -t u1 -j4 -N1 "$var" | tr -d ' ') == 1 ]]; then echo enabled; else echo disabled; fi
-	elif [[ -d /sys/firmware/efi ]]; then
-		echo unknown
-	else
-		echo "off (legacy BIOS boot)"
+		return
 	fi
-}
-
-loaded_driver_version() {
-	[[ -r /proc/driver/nvidia/version ]] || return 1
-	# "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  BRANCH.MINOR.PATCH  Release Build ..."
-	sed -nE 's/.*Kernel Module( for [^ ]+)? +([0-9]+\.[0-9]+(\.[0-9]+)?).*/\2/p' /proc/driver/nvidia/version | head -n1
+	local dev
+	for dev in /sys/bus/pci/devices/*; do
+		[[ -r $dev/vendor && $(<"$dev/vendor") == 0x10de && $(<"$dev/class") == 0x03* ]] && echo cuda && return
+	done
+	echo cpu
 }
 
 # The CUDA version (MAJOR.MINOR) the image's torch is built for: from --torch-index (…/cuXYZ -> XY.Z),
@@ -538,7 +525,7 @@ driver_needed_for_cuda() {
 # The driver branch this run will leave on the host (for the CUDA check), or empty when unknown.
 planned_driver_branch() {
 	if ! step_enabled nvidia-driver || [[ $DRIVER_SOURCE == none ]]; then
-		loaded_driver_version 2>/dev/null | cut -d. -f1
+		{ host_fact driver 2>/dev/null || true; } | cut -d. -f1
 		return 0
 	fi
 	case $DRIVER_SOURCE in
@@ -733,8 +720,9 @@ driver_cuda() {
 
 step_nvidia_driver() {
 	local gpus
-	gpus=$(nvidia_gpus | tr '\n' ' ')
-	if [[ -z $gpus ]]; then
+	if ! gpus=$(host_fact gpus | tr '\n' ' '); then
+		info "cannot list the GPUs yet: python3 is missing (the base-tools step installs it)"
+	elif [[ -z $gpus ]]; then
 		warn "no NVIDIA GPU found on the PCI bus; installing the driver anyway"
 	else
 		info "NVIDIA GPU(s) at: $gpus"
@@ -750,9 +738,9 @@ step_nvidia_driver() {
 		return 0
 	fi
 	local sb
-	sb=$(secure_boot_state)
+	sb=$(host_fact secure-boot) || sb="unknown (python3 is missing)"
 	if [[ $sb == enabled ]]; then
-		warn "Secure Boot is enabled: the NVIDIA kernel module built by DKMS must be signed with a key the firmware trusts. DKMS signs it with /var/lib/dkms/mok.key; enroll that key once: 'mokutil --import /var/lib/dkms/mok.pub', reboot, and confirm in the blue MOK manager screen. Or disable Secure Boot in the firmware."
+		warn "$(host_fact mok-advice)"
 	else
 		info "Secure Boot: $sb"
 	fi
@@ -923,6 +911,16 @@ install_host_tools() {
 	"$venv/bin/pip" install --quiet "${copy}[tank]"
 }
 
+# The host tooling (`puffertank`, its doctor) in $VENV_DIR, linked from /usr/local/bin, from checkout REPO.
+ensure_host_tooling() {
+	local repo=$1
+	[[ -x $VENV_DIR/bin/python ]] || act python3 -m venv "$VENV_DIR"
+	[[ -x $VENV_DIR/bin/puffertank ]] || act install_host_tools "$repo" "$VENV_DIR"
+	if [[ $(readlink /usr/local/bin/puffertank 2>/dev/null) != "$VENV_DIR/bin/puffertank" ]]; then
+		act ln -sfn "$VENV_DIR/bin/puffertank" /usr/local/bin/puffertank
+	fi
+}
+
 step_image() {
 	local tag=puffertank/lib:$VARIANT
 	if ! command -v docker >/dev/null 2>&1 && ((!DRY_RUN)); then
@@ -944,14 +942,10 @@ step_image() {
 		info "$tag present (${have:7:12}); rebuild after changes with: puffertank build --variant $VARIANT"
 		return 0
 	fi
-	local repo=${REPO_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+	local repo=${REPO_DIR:-$CHECKOUT_DIR}
 	[[ -f $repo/pyproject.toml && -f $repo/Dockerfile.base ]] ||
 		die "no PufferTank checkout at $repo (pass --repo DIR, or --image-load FILE)"
-	[[ -x $VENV_DIR/bin/python ]] || act python3 -m venv "$VENV_DIR"
-	[[ -x $VENV_DIR/bin/puffertank ]] || act install_host_tools "$repo" "$VENV_DIR"
-	if [[ $(readlink /usr/local/bin/puffertank 2>/dev/null) != "$VENV_DIR/bin/puffertank" ]]; then
-		act ln -sfn "$VENV_DIR/bin/puffertank" /usr/local/bin/puffertank
-	fi
+	ensure_host_tooling "$repo"
 	# The image's user gets the researcher's UID/GID: files in mounted folders stay theirs, and the dev
 	# container has nothing to renumber (so its venv stays writable).
 	local build=("$VENV_DIR/bin/puffertank" build --variant "$VARIANT" --source "$repo")
@@ -962,7 +956,7 @@ step_image() {
 	act "${build[@]}"
 }
 
-# ---- verify: read-only checks with a readable report -------------------------------------------------------
+# ---- verify: doctor's checks and setup's own, in a readable report ------------------------------------------
 VERIFY_LINES=()
 report() {
 	local status=$1 name=$2 detail=$3 fix=${4:-}
@@ -972,28 +966,20 @@ report() {
 	return 0
 }
 
-# The host checks come from `puffertank doctor` once the host tooling is installed (the image step puts it
-# in $VENV_DIR): one set of checks for setup and for later. The built-in bash checks are for a host
-# without it yet (or with a broken install). Setup adds what doctor cannot know: the OS, the image's torch
-# seeing the GPU, and the user it set up.
+# The host checks are `puffertank doctor`'s, from the host tooling in $VENV_DIR (installed first where it
+# is missing, as the image step installs it): one set of checks for setup and for later. Setup adds what
+# doctor cannot know: the OS, the image's torch seeing the GPU, and the user it set up.
 step_verify() {
 	local doctor=$VENV_DIR/bin/puffertank
 	if ((DRY_RUN)); then
-		if [[ -x $doctor ]]; then
-			info "would run: $(show_cmd "$doctor" doctor --json) and report its checks"
-		else
-			info "would check (no host tooling in $VENV_DIR yet): NVIDIA driver, Secure Boot, Docker, BuildKit, NVIDIA runtime, puffertank/lib:$VARIANT, Tailscale"
-			[[ $VARIANT == cuda ]] && info "would run: docker run --rm --gpus all puffertank/lib:cuda nvidia-smi -L"
-		fi
+		[[ -x $doctor ]] || info "would install the host tooling into $VENV_DIR (as the image step does)"
+		info "would run: $(show_cmd "$doctor" doctor --json) and report its checks"
+		[[ $VARIANT == cuda ]] && info "    its gpu-in-container check: docker run --rm --gpus all puffertank/lib:cuda nvidia-smi -L"
 		verify_torch_cuda
 		return 0
 	fi
 	report PASS os "$(os_field PRETTY_NAME), kernel $(uname -r)"
-	if [[ -x $doctor ]] && verify_with_doctor "$doctor"; then
-		:
-	else
-		verify_without_tooling
-	fi
+	if verify_tooling_ready; then verify_with_doctor "$doctor"; fi
 	verify_torch_cuda
 	verify_docker_group
 	say ""
@@ -1001,6 +987,23 @@ step_verify() {
 	for line in "${VERIFY_LINES[@]}"; do info "$line"; done
 	[[ -x $doctor ]] && info "Again later: puffertank doctor"
 	return 0
+}
+
+# Install the host tooling where it is missing; where it cannot be (no python3 with venv yet, no checkout
+# to install from) a FAIL line says what to run, and false.
+verify_tooling_ready() {
+	[[ -x $VENV_DIR/bin/puffertank ]] && return 0
+	local repo=${REPO_DIR:-$CHECKOUT_DIR}
+	if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+		report FAIL host-tooling "python3 (with venv) is missing, so puffertank doctor cannot be installed to check this host" \
+			"sudo $0 --only base-tools,verify"
+	elif [[ ! -f $repo/pyproject.toml ]]; then
+		report FAIL host-tooling "no PufferTank checkout at $repo to install puffertank doctor from" "pass --repo DIR"
+	else
+		ensure_host_tooling "$repo"
+		return 0
+	fi
+	return 1
 }
 
 # doctor's JSON ({"checks": [{"name", "status", "detail", "fix"}, ...]}) as tab-separated lines.
@@ -1013,15 +1016,16 @@ for c in checks:
     print("\t".join(" ".join(str(f).split()) for f in fields))
 '
 
-# Report doctor's checks; false (so the bash checks run instead) when it gives no readable report.
+# Report doctor's checks; one FAIL line when it gives no readable report (a broken install).
 verify_with_doctor() {
 	local doctor=$1 json rc=0 lines
 	log "+ $doctor doctor --json"
 	json=$(timeout 900 "$doctor" doctor --json 2>>"$LOG_FILE") || rc=$?
 	if ((rc > 1)) || ! lines=$(printf '%s' "$json" | "$VENV_DIR/bin/python" -c "$DOCTOR_JSON_TO_LINES" 2>>"$LOG_FILE") ||
 		[[ -z $lines ]]; then
-		warn "puffertank doctor --json gave no report (exit $rc; see $LOG_FILE): using the built-in checks. Fix: sudo $0 --only image (reinstalls the host tooling after: rm -rf $VENV_DIR)"
-		return 1
+		report FAIL doctor "puffertank doctor --json gave no report (exit $rc; see $LOG_FILE)" \
+			"reinstall the host tooling: sudo rm -rf $VENV_DIR && sudo $0 --only verify"
+		return 0
 	fi
 	local status name detail fix
 	while IFS=$'\t' read -r status name detail fix; do
@@ -1033,83 +1037,6 @@ verify_with_doctor() {
 		report "$status" "$name" "$detail" "$fix"
 	done <<<"$lines"
 	return 0
-}
-
-# The host checks in bash, for a host without the host tooling (`puffertank doctor`) yet.
-verify_without_tooling() {
-	local image=puffertank/lib:$VARIANT gpu_args=()
-	local probe=(docker run --rm --label puffertank.verify=1)
-	local sb driver
-	sb=$(secure_boot_state)
-	driver=$(loaded_driver_version || true)
-	if [[ -n $driver ]]; then
-		report PASS nvidia-driver "$driver loaded"
-	elif ((REBOOT_REQUIRED)); then
-		report WARN nvidia-driver "installed, not loaded yet" "reboot, then: sudo $0 --only verify"
-	elif [[ -n $(nvidia_gpus) ]]; then
-		local fix="sudo $0 --only nvidia-driver, then reboot"
-		[[ $sb == enabled ]] && fix="Secure Boot is on: enroll the DKMS key (mokutil --import /var/lib/dkms/mok.pub) and reboot"
-		report FAIL nvidia-driver "GPU present but no driver loaded" "$fix"
-	else
-		report WARN nvidia-driver "no NVIDIA GPU and no driver (CPU-only host)"
-	fi
-	report INFO secure-boot "$sb"
-	if ! command -v docker >/dev/null 2>&1 || ! docker version >/dev/null 2>&1; then
-		report FAIL docker "engine not reachable" "sudo $0 --only docker (or: sudo systemctl start docker)"
-	else
-		report PASS docker "engine $(docker version --format '{{.Server.Version}}' 2>/dev/null)"
-		if docker buildx version >/dev/null 2>&1; then
-			report PASS buildkit "docker buildx $(docker buildx version 2>/dev/null | awk '{print $2}')"
-		else
-			report WARN buildkit "no buildx plugin (Debian's 20.10 client still builds with DOCKER_BUILDKIT=1)" \
-				"use --docker docker (docker-buildx-plugin)"
-		fi
-		if docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"nvidia"'; then
-			report PASS nvidia-runtime "configured in Docker"
-			gpu_args=(--gpus all)
-		elif [[ -n $(nvidia_gpus) ]]; then
-			report FAIL nvidia-runtime "not configured" "sudo $0 --only nvidia-toolkit"
-		else
-			report WARN nvidia-runtime "not configured (no GPU)"
-		fi
-		if ! docker image inspect "$image" >/dev/null 2>&1; then
-			report FAIL image "$image missing" "sudo $0 --only image"
-		else
-			local cuda
-			cuda=$(docker image inspect -f '{{index .Config.Labels "puffertank.cuda-version"}}' "$image" 2>/dev/null || true)
-			[[ $cuda =~ ^[0-9]+\.[0-9]+$ ]] || cuda=""
-			report PASS image "$image ${cuda:+(torch for CUDA $cuda)}"
-			if [[ -n $cuda && -n $driver ]]; then
-				local floor full
-				read -r floor full < <(driver_needed_for_cuda "$cuda")
-				if ((${driver%%.*} < floor)); then
-					report FAIL driver-vs-cuda "driver $driver < $floor needed by CUDA $cuda" \
-						"--driver cuda --driver-branch $NVIDIA_DEFAULT_BRANCH, or rebuild with --torch-index $CU12_TORCH_INDEX"
-				elif ((${driver%%.*} < full)); then
-					report WARN driver-vs-cuda "driver $driver runs CUDA $cuda via minor-version compatibility"
-				else
-					report PASS driver-vs-cuda "driver $driver >= $full for CUDA $cuda"
-				fi
-			fi
-			if ((${#gpu_args[@]})); then
-				local out
-				if out=$(timeout 300 "${probe[@]}" "${gpu_args[@]}" "$image" nvidia-smi -L 2>&1); then
-					report PASS gpu-in-container "$(head -n1 <<<"$out")"
-				else
-					report FAIL gpu-in-container "$(tail -n1 <<<"$out")" "check the driver and: nvidia-ctk runtime configure --runtime=docker"
-				fi
-			else
-				report WARN gpu-in-container "skipped (no NVIDIA runtime)"
-			fi
-		fi
-	fi
-	if ! command -v tailscale >/dev/null 2>&1; then
-		report WARN tailscale "not installed" "sudo $0 --only tailscale"
-	elif tailscale status >/dev/null 2>&1; then
-		report PASS tailscale "up, $(tailscale ip -4 2>/dev/null | head -n1)"
-	else
-		report WARN tailscale "installed, not logged in" "sudo tailscale up --ssh"
-	fi
 }
 
 # Setup's own end-to-end check: the image it built sees the GPU from torch (doctor checks the host).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import multiprocessing
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _chart(results: list[dict], peers: list[str], markdown: str) -> None:
-    """The table as a chart beside the Markdown file (issue 14: pufferlib/plot.py draws it)."""
+    """The table as a chart beside the Markdown file (pufferlib/plot.py draws it, as for every chart)."""
     from pufferlib import plot
 
     print("chart: " + ", ".join(plot.bench_chart(results, peers, [Path(markdown).with_suffix(".png")])))
@@ -194,28 +195,62 @@ def load_saved(path: str) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pufferlib.vector import physical_cores
-
     if args.pufferlib3:
         return pufferlib3.run(args, machine)
     try:
         check_arguments(args)
         saved = load_saved(args.from_json) if args.from_json else None
+        if saved is not None:
+            return _report_saved(args, saved)
+        plan = _plan(args)
     except BadArgument as e:
         return _fail(f"error: {e}")
-    if saved is not None:
-        peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
-        cores = saved["machine"].get("physical_cores")
-        try:
-            text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
-        except (KeyError, TypeError, ValueError) as e:  # rows of another shape
-            return _fail(f"error: --from-json {args.from_json}: a result row lacks or mistypes {e}")
-        print(text)
-        if args.markdown:
-            with open(args.markdown, "w") as f:
-                f.write(text)
-            _chart(saved["results"], peers, args.markdown)
-        return 0
+    except _Refused as e:
+        return _fail(str(e))
+    info = machine(plan.python202)
+    info["command"] = "puffer bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
+    info["workers"] = plan.worker_counts
+    print(json.dumps(info, indent=1))
+    results = _measure_all(args, plan)
+    info["load_average_end"] = os.getloadavg()
+    return _report_run(args, info, results, plan)
+
+
+@dataclasses.dataclass
+class _Plan:
+    """What one run measures: the workloads (scaled), env counts, peers and their worker counts."""
+
+    chosen: list
+    counts: list[int]
+    peers: list[str]
+    worker_counts: list[int]
+    cores: int
+    python202: Path | None
+
+
+class _Refused(ValueError):
+    """Unknown workloads or peers, or an untrusted peer interpreter: said as it is, without 'error:'."""
+
+
+def _report_saved(args: argparse.Namespace, saved: dict) -> int:
+    """--from-json: the table (and --markdown's file and chart) of an earlier run, nothing measured."""
+    peers = [p for p in PEERS if any(r["peer"] == p for r in saved["results"])]
+    cores = saved["machine"].get("physical_cores")
+    try:
+        text = report.markdown(saved["machine"], report.table(saved["results"], peers, cores))
+    except (KeyError, TypeError, ValueError) as e:  # rows of another shape
+        raise BadArgument(f"--from-json {args.from_json}: a result row lacks or mistypes {e}") from e
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+        _chart(saved["results"], peers, args.markdown)
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> _Plan:
+    """The workloads, peers and counts the options ask for; _Refused names what is unknown."""
+    from pufferlib.vector import physical_cores
 
     all_work = {w.name: w for w in workloads()}
     names = args.workloads.split(",") if args.workloads else list(all_work)
@@ -229,16 +264,15 @@ def _run(args: argparse.Namespace) -> int:
         peers = [p for p in PEERS if args.puffer202 or not p.startswith("pl202")]
     unknown += [p for p in peers if p not in PEERS]
     if unknown:
-        return _fail(f"unknown {', '.join(unknown)}; see --help for the choices")
+        raise _Refused(f"unknown {', '.join(unknown)}; see --help for the choices")
     python202 = None
     if args.puffer202 and any(p.startswith("pl202") for p in peers):
         try:
             python202 = trusted_python(default_peer_python() if args.puffer202 == ASK else args.puffer202)
         except UntrustedInterpreter as e:
-            return _fail(str(e))
+            raise _Refused(str(e)) from e
     cores = physical_cores()
     worker_counts = [args.workers] if args.workers else sorted({1, cores})
-    counts = env_counts(args.num_envs)
     chosen = []
     for n in names:
         w = all_work[n]
@@ -248,17 +282,18 @@ def _run(args: argparse.Namespace) -> int:
             continue
         w.agent_steps = max(1, int(w.agent_steps * args.scale))
         chosen.append(w)
-    info = machine(python202)
-    info["command"] = "puffer bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
-    info["workers"] = worker_counts
-    print(json.dumps(info, indent=1))
+    return _Plan(chosen, env_counts(args.num_envs), peers, worker_counts, cores, python202)
+
+
+def _measure_all(args: argparse.Namespace, plan: _Plan) -> list[dict]:
+    """Every (repeat, workload, env count, peer, setup) sample, each printed as it is taken."""
     results = []
     for rep in range(args.repeats):
-        for w in chosen:
-            for n in counts:
-                for p in peers:
-                    for setup in setups(p, n, worker_counts) or [None]:
-                        row = _measure(rep, w, n, p, setup, python202)
+        for w in plan.chosen:
+            for n in plan.counts:
+                for p in plan.peers:
+                    for setup in setups(p, n, plan.worker_counts) or [None]:
+                        row = _measure(rep, w, n, p, setup, plan.python202)
                         results.append(row)
                         shown = (
                             f"{row['sps']:,.0f} agent steps/s"
@@ -270,8 +305,13 @@ def _run(args: argparse.Namespace) -> int:
                             f"[{rep + 1}/{args.repeats}] {w.name:<14} envs={n:<2} {where:<20} {shown}",
                             flush=True,
                         )
-    info["load_average_end"] = os.getloadavg()
-    text = report.table(results, peers, cores)
+    return results
+
+
+def _report_run(args: argparse.Namespace, info: dict, results: list[dict], plan: _Plan) -> int:
+    """The table, the errors, the --json-file and --markdown outputs; 1 when a peer only errored."""
+    peers = plan.peers
+    text = report.table(results, peers, plan.cores)
     print()
     print(text)
     errors = report.errors(results)

@@ -2,9 +2,9 @@
 
 Each check answers pass, warn or fail (or skip when an earlier failure makes it moot) with the fix. Only
 failures make the exit code non-zero: a laptop without a GPU is a fine host for the cpu variant, so missing
-GPU pieces are warnings there. Host side only: reads /proc, /sys and the Docker engine, never imports torch.
-The CUDA facts come from docker/cuda.toml (tank/cuda.py); `--json` is read by provision/setup-host.sh's
-verify step, so its shape is documented in docs/images.md and kept stable.
+GPU pieces are warnings there. Host side only: the host facts from /proc and /sys (tank/hostfacts.py) and
+the Docker engine, never torch. The CUDA facts come from docker/cuda.toml (tank/cuda.py); `--json` is read
+by provision/setup-host.sh's verify step, so its shape is documented in docs/images.md and kept stable.
 """
 
 from __future__ import annotations
@@ -13,24 +13,22 @@ import argparse
 import datetime as dt
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import docker  # docker.errors comes with it
 
-from pufferlib.tank import cuda, variant
+from pufferlib.tank import cuda, hostfacts, variant
 from pufferlib.tank.build.buildkit import find_build_cli
-from pufferlib.tank.build.plan import ChainInputs, Parent, plan_chain
+from pufferlib.tank.build.freshness import freshness, local_image
 from pufferlib.tank.build.resolve import torch_version
 from pufferlib.tank.containers import SHM_SIZE, RunSpec, run_captured
 from pufferlib.tank.engine import engine_address, get_client
 from pufferlib.tank.errors import TankError
-from pufferlib.tank.names import CUDA_LABEL, DEBIAN_BASE, HASH_LABEL, NAMESPACE, STAGES, VARIANTS, image_ref
+from pufferlib.tank.names import CUDA_LABEL, DEBIAN_BASE, VARIANTS, image_ref
 from pufferlib.tank.source import find_source_tree
 
 PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
@@ -60,6 +58,7 @@ class Host:
     info: dict = field(default_factory=dict)
     gpus: list[str] = field(default_factory=list)  # PCI addresses of NVIDIA display/3D controllers
     driver: str | None = None  # the loaded kernel module's version
+    driver_error: str = ""  # why the version file could not be read, when it is there
     probe: bool = True  # may start containers
 
     @property
@@ -119,30 +118,16 @@ def exit_code(checks: list[Check]) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Host facts
+# Host facts (read by tank/hostfacts.py) and the engine, gathered once
 # ---------------------------------------------------------------------------------------------------------
 
 
-def loaded_driver(proc: Path = Path("/proc/driver/nvidia/version")) -> str | None:
-    """The NVIDIA kernel module's version, read from /proc (no nvidia-smi needed)."""
-    try:
-        text = proc.read_text()
-    except OSError:
-        return None
-    match = re.search(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
-    return match.group(1) if match else None
-
-
-def secure_boot_enabled() -> bool | None:
-    var = Path("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c")
-    try:
-        return var.read_bytes()[4] == 1
-    except (OSError, IndexError):
-        return None
-
-
 def gather(probe: bool = True) -> Host:
-    host = Host(gpus=variant.nvidia_gpus(), driver=loaded_driver(), probe=probe)
+    host = Host(gpus=hostfacts.nvidia_gpus(), probe=probe)
+    try:
+        host.driver = hostfacts.loaded_driver()
+    except hostfacts.FactError as exc:
+        host.driver_error = str(exc)
     try:
         host.client = get_client(timeout=30)
         host.info = host.client.info()
@@ -194,12 +179,11 @@ def check_driver(host: Host) -> Check:
         return Check("nvidia-driver", WARN, "no NVIDIA GPU on this host: CPU only (use --variant cpu)")
     if host.driver:
         return Check("nvidia-driver", PASS, f"{len(host.gpus)} NVIDIA GPU(s), driver {host.driver} loaded")
+    if host.driver_error:
+        return Check("nvidia-driver", WARN, f"cannot tell which driver is loaded: {host.driver_error}")
     fix = f"{SETUP} --only nvidia-driver, then reboot"
-    if secure_boot_enabled():
-        fix = (
-            "Secure Boot is on and blocks an unsigned module: enroll the DKMS key "
-            "(sudo mokutil --import /var/lib/dkms/mok.pub), reboot and confirm in the MOK manager"
-        )
+    if hostfacts.secure_boot_enabled():
+        fix = hostfacts.MOK_ADVICE
     return Check("nvidia-driver", FAIL, f"{len(host.gpus)} NVIDIA GPU(s) but no driver loaded", fix)
 
 
@@ -223,7 +207,7 @@ def check_runtime(host: Host) -> Check:
 def _probe_image(client: docker.DockerClient) -> str | None:
     """A local image to run nvidia-smi in: the NVIDIA runtime mounts it into any image."""
     for ref in (image_ref("lib", "cuda"), image_ref("base", "cuda"), image_ref("lib", "cpu"), DEBIAN_BASE):
-        if _image(client, ref) is not None:
+        if local_image(client, ref) is not None:
             return ref
     return None
 
@@ -270,13 +254,6 @@ def check_gpu_in_container(host: Host) -> Check:
     )
 
 
-def _image(client: docker.DockerClient, ref: str):
-    try:
-        return client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None
-
-
 def check_driver_vs_cuda(host: Host) -> Check:
     if not host.gpus:
         return Check("driver-vs-cuda", WARN, "no GPU: the cuda image would run on the CPU; use --variant cpu")
@@ -289,7 +266,7 @@ def check_driver_vs_cuda(host: Host) -> Check:
         return Check("driver-vs-cuda", WARN, f"cannot read the CUDA facts: {exc.message}", exc.fix)
     image = None
     if host.client is not None:
-        image = _image(host.client, image_ref("lib", "cuda")) or _image(
+        image = local_image(host.client, image_ref("lib", "cuda")) or local_image(
             host.client, image_ref("base", "cuda")
         )
     cuda_version = (image.labels.get(CUDA_LABEL) if image is not None else None) or ""
@@ -356,41 +333,6 @@ def check_disk(host: Host) -> Check:
     return Check("disk", PASS, detail)
 
 
-def freshness(
-    client: docker.DockerClient, variant_name: str, namespace: str = NAMESPACE, source: Path | None = None
-) -> dict[str, str | None]:
-    """Per stage: 'current' or 'stale' (a build would rebuild it), None when there is no verdict.
-
-    Reads the hashes of the same plan `puffertank build` executes (build.plan.plan_chain), put on top of
-    the base image that is there. Base itself gets no verdict: its hash depends on how torch was resolved
-    (index, wheelhouse), which only a build knows. No checkout or no base image: no verdict at all.
-    """
-    verdict: dict[str, str | None] = dict.fromkeys(STAGES)
-    base = _image(client, image_ref("base", variant_name, namespace))
-    if base is None or not base.labels.get(HASH_LABEL):
-        return verdict
-    try:
-        tree = find_source_tree(source)
-        plans = plan_chain(
-            ChainInputs(
-                source=tree,
-                variant=variant_name,
-                namespace=namespace,
-                stages=STAGES[1:],
-                parent=Parent(image_ref("base", variant_name, namespace), base.labels[HASH_LABEL]),
-            )
-        )
-    except TankError:
-        return verdict  # no checkout here, or an incomplete one
-    for plan in plans:
-        image = _image(client, plan.tag)
-        if image is not None:
-            verdict[plan.stage.name] = (
-                "current" if image.labels.get(HASH_LABEL) == plan.content_hash else "stale"
-            )
-    return verdict
-
-
 def check_images(host: Host) -> Check:
     if host.client is None:
         return Check("images", SKIP, "Docker is not reachable")
@@ -400,7 +342,7 @@ def check_images(host: Host) -> Check:
     stale: dict[str, list[str]] = {}
     missing = False
     for name in VARIANTS:
-        lib = _image(host.client, image_ref("lib", name))
+        lib = local_image(host.client, image_ref("lib", name))
         if lib is None:
             missing = missing or name == wanted
             parts.append(f"{name}: not built")

@@ -18,14 +18,19 @@ from pathlib import Path
 
 import docker  # docker.errors comes with it
 
-from pufferlib.tank import containers
+from pufferlib.tank import containers, variant
 from pufferlib.tank.engine import get_client
 from pufferlib.tank.errors import TankError, UsageError
-from pufferlib.tank.names import UID_LABEL, VARIANTS, image_ref
+from pufferlib.tank.names import UID_LABEL, image_ref
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--variant", choices=VARIANTS, default="cpu", help="which lib image (default cpu)")
+    p.add_argument(
+        "--variant",
+        choices=variant.CHOICES,
+        default="auto",
+        help="which lib image: cpu, cuda, or auto (default): cuda when this machine has an NVIDIA GPU",
+    )
     p.add_argument("--image", help="run this image instead of puffertank/lib:VARIANT")
     p.add_argument(
         "--gpus",
@@ -211,7 +216,7 @@ def check_options(args: argparse.Namespace) -> None:
 def make_spec(args: argparse.Namespace, command: list[str]) -> containers.RunSpec:
     """The run's RunSpec from the command line, every option checked (UsageError); asks no engine."""
     check_options(args)
-    image = args.image or image_ref("lib", args.variant)
+    image = args.image or image_ref("lib", variant.resolve(args.variant))
     env = {**multi_node_env(args.network, getattr(args, "socket_ifname", None)), **parse_env(args.env)}
     ports = parse_publish(args.publish)
     if ports and args.network in ("none", "host"):
@@ -260,7 +265,9 @@ def _note_uid_mismatch(client, spec: containers.RunSpec) -> None:
 
 
 def _fix_for(args: argparse.Namespace) -> str:
-    return f"puffertank build --variant {args.variant}" if not args.image else f"docker pull {args.image}"
+    if args.image:
+        return f"docker pull {args.image}"
+    return f"puffertank build --variant {variant.resolve(args.variant)}"
 
 
 def cmd_run(args: argparse.Namespace) -> int:

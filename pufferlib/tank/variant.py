@@ -16,28 +16,28 @@ import argparse
 import sys
 from pathlib import Path
 
-NVIDIA_VENDOR = "0x10de"
-DISPLAY_CLASS = "0x03"  # PCI base class 03: display controllers (VGA, 3D); 0x0403 is a GPU's HDMI audio
-PCI_DEVICES = Path("/sys/bus/pci/devices")
+if __package__:
+    from pufferlib.tank.hostfacts import DISPLAY_CLASS, NVIDIA_VENDOR, PCI_DEVICES, nvidia_gpus
+else:  # run by path, even as `python3 -I`: the sibling file, without importing the pufferlib package
+    import importlib.util
 
+    _spec = importlib.util.spec_from_file_location("hostfacts", Path(__file__).with_name("hostfacts.py"))
+    hostfacts = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(hostfacts)
+    DISPLAY_CLASS, NVIDIA_VENDOR = hostfacts.DISPLAY_CLASS, hostfacts.NVIDIA_VENDOR
+    PCI_DEVICES, nvidia_gpus = hostfacts.PCI_DEVICES, hostfacts.nvidia_gpus
 
-def nvidia_gpus(sysfs: Path = PCI_DEVICES) -> list[str]:
-    """PCI addresses of NVIDIA display/3D controllers, whether or not a driver is loaded."""
-    found = []
-    for dev in sorted(sysfs.glob("*")) if sysfs.is_dir() else []:
-        try:
-            vendor = (dev / "vendor").read_text().strip()
-            klass = (dev / "class").read_text().strip()
-        except OSError:
-            continue
-        if vendor == NVIDIA_VENDOR and klass.startswith(DISPLAY_CLASS):
-            found.append(dev.name)
-    return found
+CHOICES = ("auto", "cpu", "cuda")  # what --variant accepts; every subcommand's default is auto
 
 
 def auto_variant(sysfs: Path = PCI_DEVICES) -> str:
     """'cuda' when this machine has an NVIDIA GPU on its PCI bus, else 'cpu'."""
     return "cuda" if nvidia_gpus(sysfs) else "cpu"
+
+
+def resolve(name: str, sysfs: Path = PCI_DEVICES) -> str:
+    """A --variant value as an image variant: 'auto' follows this machine's hardware, cpu and cuda stay."""
+    return auto_variant(sysfs) if name == "auto" else name
 
 
 def explain(sysfs: Path = PCI_DEVICES) -> str:

@@ -12,9 +12,9 @@ import docker
 import pytest
 
 from pufferlib.tank.build.chain import build_chain
+from pufferlib.tank.build.freshness import freshness
 from pufferlib.tank.build.options import BuildOptions
 from pufferlib.tank.build.plan import STAGE_SPECS
-from pufferlib.tank.doctor import freshness
 from pufferlib.tank.names import STAGES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -1,5 +1,5 @@
 """provision/engine.sh starts dockerd as root: its log must not be a fixed name in a world-writable folder,
-where another user could plant a symlink that root then writes through (issue 13, item 6)."""
+where another user could plant a symlink that root then writes through."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Re-runs repair what an interrupted run left behind (issue 13, item 10).
+"""Re-runs repair what an interrupted run (Ctrl-C, a dropped SSH session, a reboot) left behind.
 
 - apt stopped midway: packages unpacked but not configured make every `apt-get install` fail; the next run
   finishes them with `dpkg --configure -a` (a real half-installed package made with dpkg here).

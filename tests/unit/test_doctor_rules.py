@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pufferlib.tank import cuda, doctor, variant
+from pufferlib.tank import cuda, doctor, hostfacts, variant
 from pufferlib.tank.cli import build_parser
 from pufferlib.tank.doctor import FAIL, PASS, SKIP, WARN, Check
 from pufferlib.tank.errors import TankError
@@ -73,10 +73,10 @@ def test_loaded_driver_reads_proc_format(tmp_path) -> None:
         "(dvs-builder@U16-I2-C04-35-2)  Tue Sep 23 09:23:50 UTC 2025\n"
         "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14+deb12u1)\n"
     )
-    assert doctor.loaded_driver(proc) == "580.95.05"
+    assert hostfacts.loaded_driver(proc) == "580.95.05"
     proc.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.309.01  Sat Jan  3 2026\n")
-    assert doctor.loaded_driver(proc) == "535.309.01"
-    assert doctor.loaded_driver(tmp_path / "missing") is None
+    assert hostfacts.loaded_driver(proc) == "535.309.01"
+    assert hostfacts.loaded_driver(tmp_path / "missing") is None
 
 
 def test_nvidia_gpus_from_sysfs(tmp_path) -> None:

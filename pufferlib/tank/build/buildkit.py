@@ -13,7 +13,7 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pufferlib.tank.errors import TankError
@@ -142,10 +142,7 @@ def run_buildkit(
     env = {**os.environ, **dict(cli.env)}
     argv = [*cli.argv_prefix, "--progress=plain", *args]
     log_file.parent.mkdir(parents=True, exist_ok=True)
-    steps: dict[str, str] = {}
-    tail: deque[str] = deque(maxlen=4000)
-    failed: list[tuple[str, str]] = []
-    done: dict[str, bool] = {}  # step id -> came from the cache
+    progress = _Progress(stage, verbose, log)
     timed_out = threading.Event()
     with open(log_file, "w") as record:
         record.write(" ".join(argv) + "\n")
@@ -158,40 +155,7 @@ def run_buildkit(
             env=env,
             start_new_session=True,
         )
-
-        def on_timeout() -> None:
-            timed_out.set()
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 15)
-
-        timer = threading.Timer(timeout, on_timeout)
-        timer.start()
-        try:
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                line = raw.rstrip("\n")
-                record.write(raw)
-                tail.append(line)
-                if verbose:
-                    log(f"  {stage} | {line}")
-                if m := _STEP_RE.match(line):
-                    if not m.group(2).startswith("internal") and m.group(1) not in steps:
-                        steps[m.group(1)] = f"[{m.group(2)}] {m.group(3)}"
-                elif (m := _DONE_RE.match(line)) and m.group(1) in steps:
-                    done[m.group(1)] = m.group(2) == "CACHED"
-                    if not verbose:
-                        took = "cached" if done[m.group(1)] else m.group(2)[5:]
-                        log(f"  {stage:<4} {one_line(steps[m.group(1)], 90)}  {took}")
-                elif m := _ERROR_RE.match(line):
-                    failed.append((m.group(1), m.group(2)))
-            rc = proc.wait()
-        except BaseException:  # Ctrl-C, SIGTERM, SIGHUP: stop the client (BuildKit then cancels the build)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 15)
-            proc.wait()
-            raise
-        finally:
-            timer.cancel()
+        rc = _follow(proc, record, progress, timeout, timed_out)
     if timed_out.is_set():
         raise BuildFailed(
             f"stage {stage}: the build did not finish within {timeout:.0f} s and was stopped. "
@@ -199,16 +163,86 @@ def run_buildkit(
             "--timeout to allow longer",
         )
     if rc != 0:
-        step_id, reason = failed[-1] if failed else ("", "")
-        step = steps.get(step_id, "(before any step: reading the Dockerfile or the context)")
-        own = [ln for ln in tail if step_id and ln.startswith(f"#{step_id} ")]
-        shown = (own or list(tail))[-30:]
-        raise BuildFailed(
-            f"stage {stage} failed at step {one_line(step, 160)}\n"
+        raise progress.failure(log_file)
+    return progress.counts()
+
+
+@dataclass
+class _Progress:
+    """What BuildKit's plain progress output said so far: its steps, which finished (and whether from the
+    cache), its errors, and the last lines for a failure message."""
+
+    stage: str
+    verbose: bool
+    log: Log
+    steps: dict[str, str] = field(default_factory=dict)  # step id -> "[stage n/m] INSTRUCTION"
+    done: dict[str, bool] = field(default_factory=dict)  # step id -> came from the cache
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (step id, reason)
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=4000))
+
+    def feed(self, line: str) -> None:
+        """One line of output: remembered, shown in full (verbose) or as one line per finished step."""
+        self.tail.append(line)
+        if self.verbose:
+            self.log(f"  {self.stage} | {line}")
+        if m := _STEP_RE.match(line):
+            if not m.group(2).startswith("internal") and m.group(1) not in self.steps:
+                self.steps[m.group(1)] = f"[{m.group(2)}] {m.group(3)}"
+        elif (m := _DONE_RE.match(line)) and m.group(1) in self.steps:
+            self.done[m.group(1)] = m.group(2) == "CACHED"
+            if not self.verbose:
+                took = "cached" if self.done[m.group(1)] else m.group(2)[5:]
+                self.log(f"  {self.stage:<4} {one_line(self.steps[m.group(1)], 90)}  {took}")
+        elif m := _ERROR_RE.match(line):
+            self.failed.append((m.group(1), m.group(2)))
+
+    def failure(self, log_file: Path) -> BuildFailed:
+        """The error for a failed build: the step that failed, BuildKit's reason, that step's last lines."""
+        step_id, reason = self.failed[-1] if self.failed else ("", "")
+        step = self.steps.get(step_id, "(before any step: reading the Dockerfile or the context)")
+        own = [ln for ln in self.tail if step_id and ln.startswith(f"#{step_id} ")]
+        shown = (own or list(self.tail))[-30:]
+        return BuildFailed(
+            f"stage {self.stage} failed at step {one_line(step, 160)}\n"
             + (f"  reason: {reason}\n" if reason else "")
             + "--- last log lines ---\n"
             + "\n".join(shown)
             + f"\n--- full log: {log_file}"
         )
-    work = [i for i, text in steps.items() if re.match(r"\[[^\]]*\] (RUN|COPY|ADD)\b", text) and i in done]
-    return len(work), sum(done[i] for i in work)
+
+    def counts(self) -> tuple[int, int]:
+        """(RUN/COPY/ADD steps that finished, how many of them came from the cache)."""
+        work = [
+            i
+            for i, text in self.steps.items()
+            if re.match(r"\[[^\]]*\] (RUN|COPY|ADD)\b", text) and i in self.done
+        ]
+        return len(work), sum(self.done[i] for i in work)
+
+
+def _follow(
+    proc: subprocess.Popen, record, progress: _Progress, timeout: float, timed_out: threading.Event
+) -> int:
+    """Feed the client's output to the record and `progress` until it exits (its exit code). After `timeout`
+    seconds, or on Ctrl-C, SIGTERM or SIGHUP, the client is stopped (BuildKit then cancels the build)."""
+
+    def on_timeout() -> None:
+        timed_out.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+
+    timer = threading.Timer(timeout, on_timeout)
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            record.write(raw)
+            progress.feed(raw.rstrip("\n"))
+        return proc.wait()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+        proc.wait()
+        raise
+    finally:
+        timer.cancel()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pufferlib.tank import variant
 from pufferlib.tank.build import timings
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.options import DEFAULT_BASE_IMAGE, BuildOptions
 from pufferlib.tank.engine import get_client
-from pufferlib.tank.names import NAMESPACE, STAGES, VARIANTS
+from pufferlib.tank.names import NAMESPACE, STAGES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             "without a registry: the Debian 12 base is made locally (debootstrap) when it cannot be pulled."
         ),
     )
-    p.add_argument("--variant", choices=VARIANTS, default="cpu", help="torch build: cpu (default) or cuda")
+    p.add_argument(
+        "--variant",
+        choices=variant.CHOICES,
+        default="auto",
+        help="torch build: cpu or cuda; auto (default): cuda when this machine has an NVIDIA GPU, else cpu",
+    )
     p.add_argument(
         "--stage", choices=(*STAGES, "all"), default="all", help="build up to this stage (default: all = lib)"
     )
@@ -54,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_build(args: argparse.Namespace) -> int:
     opts = BuildOptions(
-        variant=args.variant,
+        variant=variant.resolve(args.variant),
         stage=args.stage,
         base_image=args.base_image,
         wheelhouse=args.wheelhouse,
