@@ -26,24 +26,12 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-CHECKS = (
-    "import",
-    "make",
-    "spaces",
-    "reset",
-    "step",
-    "render",
-    "serial",
-    "multiprocessing",
-    "policy",
-    "learn",
-    "gpu",
-)
+from pufferlib.matrix_protocol import CHECKS, GPU_REQUESTED_ENV, Result
+
 # A check runs only if these passed (and runs them first when they were not selected).
 NEEDS = {
     "make": ("import",),
@@ -73,16 +61,6 @@ def with_prerequisites(checks: tuple[str, ...]) -> tuple[str, ...]:
 
 class Skip(Exception):
     """A check that does not apply here (e.g. no GPU); the message says why."""
-
-
-@dataclass
-class Result:
-    env: str
-    check: str
-    status: str  # pass | fail | skip
-    seconds: float
-    detail: str = ""
-    sps: float | None = None
 
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:
@@ -408,8 +386,7 @@ class Smoke:
             raise AssertionError("not solved: " + detail)
         return detail, summary["sps"]
 
-    # Set by the host (puffertank matrix) when it asked for GPUs; the value says why ("the cuda variant").
-    GPU_REQUESTED_ENV = "PUFFERTANK_GPU_REQUESTED"
+    GPU_REQUESTED_ENV = GPU_REQUESTED_ENV  # set by the host when it asked for GPUs (matrix_protocol)
 
     def check_gpu(self) -> str:
         """torch CUDA and a policy step on the GPU. Without a GPU this skips, unless the host requested
@@ -578,7 +555,7 @@ def run(args: argparse.Namespace) -> int:
     for result in Smoke(args.env, steps=args.steps, seed=args.seed).run(checks):
         failed |= result.status == "fail"
         if args.json:
-            print(json.dumps(asdict(result)), flush=True)
+            print(result.to_line(), flush=True)
         else:
             sps = f"{result.sps:,.0f} sps" if result.sps else ""
             first = result.detail.splitlines()[0] if result.detail else ""

@@ -32,8 +32,8 @@ import docker
 import requests
 
 import pufferlib
+from pufferlib.matrix_protocol import CHECKS, GPU_REQUESTED_ENV
 from pufferlib.provenance import git_revision, machine
-from pufferlib.smoke import CHECKS, Smoke
 from pufferlib.tank import variant as auto
 from pufferlib.tank.containers import RunSpec, nvidia_runtime_available, run_captured, tracked
 from pufferlib.tank.engine import TlsOptions, connect, get_client, require_image
@@ -105,7 +105,7 @@ def _spec(plan: Plan, host: Host, command: list[str], gpu: bool) -> RunSpec:
             if runtime
             else f"; the Docker engine on {host.url} has no NVIDIA runtime, so none was passed in"
         )
-        env[Smoke.GPU_REQUESTED_ENV] = f"{plan.gpu_request} on {host.url}{situation}"
+        env[GPU_REQUESTED_ENV] = f"{plan.gpu_request} on {host.url}{situation}"
     return RunSpec(
         image=plan.image,
         command=command,
