@@ -13,37 +13,30 @@ GPU; skipped with the reason where none).
 A check runs its prerequisites (NEEDS) too, selected or not: `--checks step` runs import, make,
 spaces, reset and step. A check whose prerequisite failed is skipped with that reason. Exit status 1
 if any check failed; 2 for bad arguments (an unknown check, --steps below 1).
+
+What the host relies on (the check names, the JSON line of a result, the GPU-requested variable) is
+pufferlib.matrix_protocol; the checks on observation batches are pufferlib.batch_checks, and what a
+check says about a missing GPU comes from pufferlib.gpu_probe.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-CHECKS = (
-    "import",
-    "make",
-    "spaces",
-    "reset",
-    "step",
-    "render",
-    "serial",
-    "multiprocessing",
-    "policy",
-    "learn",
-    "gpu",
-)
+from pufferlib.batch_checks import check_batch, digest, frame_field, frames_of
+from pufferlib.gpu_probe import cuda_situation, egl_renderer, egl_situation
+from pufferlib.matrix_protocol import CHECKS, GPU_REQUESTED_ENV, Result
+
 # A check runs only if these passed (and runs them first when they were not selected).
 NEEDS = {
     "make": ("import",),
@@ -75,16 +68,6 @@ class Skip(Exception):
     """A check that does not apply here (e.g. no GPU); the message says why."""
 
 
-@dataclass
-class Result:
-    env: str
-    check: str
-    status: str  # pass | fail | skip
-    seconds: float
-    detail: str = ""
-    sps: float | None = None
-
-
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:
     """A batch of valid random actions for every agent row of `env` (or of a vector env)."""
     from gymnasium import spaces
@@ -98,92 +81,6 @@ def random_actions(env, rng: np.random.Generator) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
         return rng.integers(0, space.n, size=rows)
     return rng.integers(0, space.nvec, size=(rows, *space.nvec.shape))
-
-
-def _check_batch(space, obs: np.ndarray, rewards: np.ndarray, masks: np.ndarray, where: str) -> None:
-    """Every live observation row lies in `space` and every reward is finite."""
-    for row, live in zip(obs, masks, strict=True):
-        if live and not space.contains(row):
-            raise AssertionError(
-                f"{where}: observation outside {space}: {np.array2string(row, threshold=20)}"
-            )
-    if not np.all(np.isfinite(rewards)):
-        raise AssertionError(f"{where}: non-finite reward {rewards}")
-
-
-def _digest(*arrays: np.ndarray) -> bytes:
-    """A fingerprint of one step's batch (observations, rewards, flags, masks)."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.digest()
-
-
-def _frame_field(env, shape: tuple[int, ...]) -> str:
-    """Where the frames are in an observation row: "" when the row is the frame, else the one field of
-    a Dict observation with the declared shape (e.g. ViZDoom's `screen` beside its game variables)."""
-    if env.single_observation_space.shape == shape:
-        return ""
-    dtype = (getattr(env, "emulated", None) or {}).get("observation_dtype")
-    fields = [name for name in (dtype.names or ()) if dtype[name].shape == shape] if dtype is not None else []
-    if len(fields) != 1:
-        found = {name: dtype[name].shape for name in dtype.names} if dtype is not None and dtype.names else {}
-        raise AssertionError(
-            f"observation rows are {env.single_observation_space.shape}"
-            + (f" with fields {found}" if found else "")
-            + f"; the binding declares pixels {shape}, which must be the row or exactly one field of it"
-        )
-    return fields[0]
-
-
-def _frames(rows: np.ndarray, env, field: str) -> np.ndarray:
-    if not field:
-        return rows.copy()
-    return np.ascontiguousarray(rows).view(env.emulated["observation_dtype"]).reshape(len(rows))[field].copy()
-
-
-EGL_PROBE = """
-import os
-os.environ["MUJOCO_GL"] = "egl"
-import mujoco
-from OpenGL import GL
-ctx = mujoco.GLContext(16, 16)
-ctx.make_current()
-try:
-    print(f"{GL.glGetString(GL.GL_RENDERER).decode()}, {GL.glGetString(GL.GL_VERSION).decode()}")
-finally:
-    ctx.free()
-"""
-
-
-def egl_renderer() -> str:
-    """The OpenGL renderer an EGL context gets here (MuJoCo's headless path), e.g. an NVIDIA GPU's name or
-    Mesa's llvmpipe. In a child process: a GL driver's state must not leak into later forks."""
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            [sys.executable, "-c", EGL_PROBE], capture_output=True, text=True, timeout=60, env=os.environ
-        )
-    except subprocess.TimeoutExpired:
-        return "no EGL context within 60 s"
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"no EGL context ({last})"
-    return out.stdout.strip().splitlines()[-1]
-
-
-def _egl_situation() -> str:
-    """Why EGL may miss the NVIDIA driver: the toolkit mounts its EGL library only for `graphics`."""
-    caps = os.environ.get("NVIDIA_DRIVER_CAPABILITIES", "(unset)")
-    vendor = "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"
-    found = [f"NVIDIA_DRIVER_CAPABILITIES={caps}"]
-    found.append(
-        f"{vendor} {'present' if os.path.exists(vendor) else 'absent (the NVIDIA EGL driver is not mounted)'}"
-    )
-    if not any(name.startswith("nvidia") and name[6:].isdigit() for name in os.listdir("/dev")):
-        found.append("no /dev/nvidia* device in this environment")
-    return "Found: " + "; ".join(found) + ". The container needs a GPU and the `graphics` driver capability."
 
 
 class Smoke:
@@ -277,14 +174,14 @@ class Smoke:
         if not shape:
             raise Skip("no pixel observations (the binding declares no `pixels` shape)")
         env, rng = self.env, np.random.default_rng(self.seed)
-        field = _frame_field(env, shape)
-        frames = [_frames(env.reset(seed=self.seed)[0][env.masks], env, field)]
+        field = frame_field(env, shape)
+        frames = [frames_of(env.reset(seed=self.seed)[0][env.masks], env, field)]
         for _ in range(4):
             if env.done:
                 env.reset()
             else:
                 env.step(random_actions(env, rng))
-            frames.append(_frames(env.observations[env.masks], env, field))
+            frames.append(frames_of(env.observations[env.masks], env, field))
         for i, frame in enumerate(f for batch in frames for f in batch):
             if frame.shape != shape:
                 raise AssertionError(f"frame {i} has shape {frame.shape}, declared {shape}")
@@ -301,7 +198,7 @@ class Smoke:
             if "nvidia" not in gpu.lower():
                 raise AssertionError(
                     f"a GPU was requested ({requested}) but EGL does not render on it: {gpu}. "
-                    + _egl_situation()
+                    + egl_situation()
                 )
             if backend.startswith("MUJOCO_GL") and "nvidia" not in backend.lower():
                 raise AssertionError(
@@ -330,8 +227,8 @@ class Smoke:
             for step in range(steps + 1):
                 obs, rewards, terminals, truncations, infos, _, masks = vecenv.recv()
                 where = f"{backend_name}, step {step}" if step else f"{backend_name}, reset"
-                _check_batch(vecenv.single_observation_space, obs, rewards, masks, where)
-                trace.append(_digest(obs, rewards, terminals, truncations, masks))
+                check_batch(vecenv.single_observation_space, obs, rewards, masks, where)
+                trace.append(digest(obs, rewards, terminals, truncations, masks))
                 agent_steps += int(np.count_nonzero(masks)) if step else 0
                 episodes += len(infos)
                 if step < steps:
@@ -408,8 +305,7 @@ class Smoke:
             raise AssertionError("not solved: " + detail)
         return detail, summary["sps"]
 
-    # Set by the host (puffertank matrix) when it asked for GPUs; the value says why ("the cuda variant").
-    GPU_REQUESTED_ENV = "PUFFERTANK_GPU_REQUESTED"
+    GPU_REQUESTED_ENV = GPU_REQUESTED_ENV  # set by the host when it asked for GPUs (matrix_protocol)
 
     def check_gpu(self) -> str:
         """torch CUDA and a policy step on the GPU. Without a GPU this skips, unless the host requested
@@ -423,30 +319,7 @@ class Smoke:
             warnings.simplefilter("always")
             available = torch.cuda.is_available()
         if not available:
-            found = []
-            if torch.version.cuda:
-                found.append(f"torch {torch.__version__} is built for CUDA {torch.version.cuda}")
-            else:
-                found.append(f"torch {torch.__version__} is a CPU-only build")
-            try:
-                with open("/proc/driver/nvidia/version") as f:
-                    found.append("NVIDIA driver: " + " ".join(f.readline().split()))
-            except OSError:
-                found.append("no NVIDIA driver loaded (no /proc/driver/nvidia/version)")
-            try:
-                driver_cuda = torch._C._cuda_getDriverVersion()  # 0 without a driver
-            except (AttributeError, RuntimeError):
-                driver_cuda = 0
-            if driver_cuda:
-                found.append(
-                    f"the driver supports CUDA up to {driver_cuda // 1000}.{driver_cuda % 1000 // 10}"
-                )
-            if not any(name.startswith("nvidia") and name[6:].isdigit() for name in os.listdir("/dev")):
-                found.append("no /dev/nvidia* device in this environment")
-            found += [
-                " ".join(str(w.message).split())[:300] for w in said if "cuda" in str(w.message).lower()
-            ]
-            situation = "; ".join(found)
+            situation = cuda_situation(said)
             requested = os.environ.get(self.GPU_REQUESTED_ENV)
             if requested:
                 raise AssertionError(f"a GPU was requested ({requested}) but torch sees none: {situation}")
@@ -578,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
     for result in Smoke(args.env, steps=args.steps, seed=args.seed).run(checks):
         failed |= result.status == "fail"
         if args.json:
-            print(json.dumps(asdict(result)), flush=True)
+            print(result.to_line(), flush=True)
         else:
             sps = f"{result.sps:,.0f} sps" if result.sps else ""
             first = result.detail.splitlines()[0] if result.detail else ""

@@ -10,6 +10,7 @@ can reach its port is root on that box.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,11 @@ class TlsOptions:
 
         return cls(tls, verify, pick(cacert, "ca.pem"), pick(cert, "cert.pem"), pick(key, "key.pem"))
 
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TlsOptions:
+        """The options of add_tls_arguments' flags, filled in from the environment (resolve)."""
+        return cls.resolve(args.tls, args.tlsverify, args.tlscacert, args.tlscert, args.tlskey)
+
     @property
     def enabled(self) -> bool:
         return self.tls or self.verify
@@ -77,6 +83,32 @@ class TlsOptions:
         client_cert = (str(self.cert), str(self.key)) if self.cert and self.key else None
         ca = str(self.cacert) if self.verify and self.cacert else None
         return docker.tls.TLSConfig(client_cert=client_cert, ca_cert=ca, verify=self.verify)
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """The docker CLI's TLS flags for tcp:// engines, and --insecure, as one group (TlsOptions.from_args)."""
+    tls = parser.add_argument_group(
+        "TLS for tcp:// hosts (as the docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)"
+    )
+    tls.add_argument("--tls", action="store_true", help="encrypt (without checking the daemon's certificate)")
+    tls.add_argument(
+        "--tlsverify",
+        action="store_true",
+        default=None,
+        help="encrypt and check the daemon's certificate (default: on when DOCKER_TLS_VERIFY is set)",
+    )
+    tls.add_argument("--tlscacert", type=Path, metavar="FILE", help="CA (default DOCKER_CERT_PATH/ca.pem)")
+    tls.add_argument(
+        "--tlscert", type=Path, metavar="FILE", help="client cert (default DOCKER_CERT_PATH/cert.pem)"
+    )
+    tls.add_argument(
+        "--tlskey", type=Path, metavar="FILE", help="client key (default DOCKER_CERT_PATH/key.pem)"
+    )
+    tls.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow plain tcp:// (no TLS): whoever reaches the port is root there (trusted networks only)",
+    )
 
 
 class _TlsApi(docker.APIClient):

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pufferlib.smoke import Result
+from pufferlib.matrix_protocol import Result
 
 STATUS_COLOURS = {"pass": "#2e9e44", "fail": "#d03a2f", "skip": "#9aa0a6", "pending": "#f1f3f4"}
 

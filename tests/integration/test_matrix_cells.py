@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import pufferlib.environments as environments
-from pufferlib.smoke import CHECKS
+from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix
 from pufferlib.tank.report import Report, write_all
 

@@ -25,7 +25,7 @@ from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker")
 
-from pufferlib.smoke import CHECKS  # noqa: E402
+from pufferlib.matrix_protocol import CHECKS  # noqa: E402
 from pufferlib.tank.engine import TlsOptions  # noqa: E402
 from pufferlib.tank.errors import TankError  # noqa: E402
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _strict import skip_or_fail
 
-from pufferlib.smoke import CHECKS
+from pufferlib.matrix_protocol import CHECKS
 
 pytestmark = pytest.mark.docker
 

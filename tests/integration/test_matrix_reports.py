@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pufferlib.smoke import CHECKS
+from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix, select
 from pufferlib.tank.report import load, write_all
 

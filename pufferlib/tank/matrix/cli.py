@@ -1,0 +1,139 @@
+"""The `puffertank matrix` subcommand: its flags, and a run from the image check to the reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pufferlib.matrix_protocol import CHECKS
+from pufferlib.tank import variant as auto
+from pufferlib.tank.engine import TlsOptions, add_tls_arguments
+from pufferlib.tank.errors import UsageError
+from pufferlib.tank.matrix.commands import registered_bindings
+from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image
+from pufferlib.tank.matrix.plan import Plan, select
+from pufferlib.tank.matrix.progress import Progress
+from pufferlib.tank.matrix.run import run_matrix
+from pufferlib.tank.names import image_ref
+from pufferlib.tank.report import Report, write_all
+from pufferlib.tank.signals import exit_status
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("matrix", help="exercise every registered binding inside the container, with reports")
+    p.add_argument(
+        "--variant",
+        choices=["cpu", "cuda", "auto"],
+        default="auto",
+        help="image variant (auto: cuda when this machine has an NVIDIA GPU, else cpu: puffertank variant)",
+    )
+    p.add_argument(
+        "--gpus",
+        choices=["auto", "all", "none"],
+        default="auto",
+        help="request GPUs: auto (default) for the cuda variant, all always, none never. Where GPUs are "
+        "requested, a missing GPU fails the gpu check (naming the driver and CUDA found)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="only bindings matching this glob, e.g. 'ocean/*' (repeatable)",
+    )
+    p.add_argument("--jobs", type=int, default=2, help="containers at once per host (default 2)")
+    p.add_argument("--timeout", type=float, help="seconds per binding (default: each binding's own budget)")
+    p.add_argument(
+        "--report", type=Path, metavar="DIR", help="write matrix.json, junit.xml and matrix.html here"
+    )
+    p.add_argument(
+        "--host",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a Docker daemon: ssh://user@box (recommended), tcp://box:2376 with --tlsverify, unix://...; "
+        "'local' = this one; repeat to spread bindings over several",
+    )
+    add_tls_arguments(p)
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE.py",
+        help="a module that registers extra bindings, copied into each container (repeatable)",
+    )
+    p.add_argument("--image", help="image to test (default puffertank/lib:<variant>)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report (matrix.json's content) on stdout; progress goes to stderr",
+    )
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    plan = _plan(args)
+    out = sys.stderr if args.json else sys.stdout  # --json: stdout carries the report and nothing else
+    try:
+        plan.bindings = select(registered_bindings(plan.hosts[0], plan), args.env)
+        gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
+        print(
+            f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {plan.image} "
+            f"({', '.join(h.url for h in plan.hosts)}; {args.jobs} job(s) per host; {gpus})",
+            file=out,
+            flush=True,
+        )
+        report = run_matrix(plan, Progress([b["name"] for b in plan.bindings], stream=out))
+    except KeyboardInterrupt as exc:
+        cleanup(plan.hosts, plan.run_id)
+        print(
+            f"puffertank matrix: interrupted; removed the run's containers (label {LABEL}={plan.run_id})",
+            file=out,
+        )
+        return exit_status(exc)
+    _summarise(report, args, out)
+    return 1 if report.failed else 0
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    """The plan the flags ask for, once they are checked, the hosts reached and the image found on each."""
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}", "pass --jobs 1 or more")
+    for plugin in args.plugin:
+        if not plugin.is_file() or plugin.suffix != ".py":
+            raise UsageError(
+                f"--plugin {plugin}: not a .py file", "pass a Python module that calls register()"
+            )
+    tls = TlsOptions.from_args(args)
+    hosts = [Host.connect(url, tls, args.insecure) for url in (args.host or ["local"])]
+    variant = auto.auto_variant() if args.variant == "auto" else args.variant
+    image = args.image or image_ref("lib", variant)
+    for host in hosts:
+        require_host_image(host, image, variant)
+    plugins = [p.resolve() for p in args.plugin]
+    plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, gpus=args.gpus)
+    plan.patterns = list(args.env)
+    plan.command = ["puffertank", *getattr(args, "argv", sys.argv[1:])]
+    return plan
+
+
+def _summarise(report: Report, args: argparse.Namespace, out) -> None:
+    """The counts and each failure's first line on `out`, the report files, and --json's report."""
+    counts = report.counts()
+    print(
+        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
+        f"in {report.wall_seconds:.0f}s",
+        file=out,
+    )
+    for row in report.rows:
+        if row.status == "fail":
+            first = row.detail.splitlines()[0] if row.detail else ""
+            print(f"  FAIL {row.env} {row.check}: {first}", file=out)
+    if args.report:
+        paths = write_all(report, args.report)
+        print("reports: " + ", ".join(str(p) for p in paths.values()), file=out)
+    if args.json:
+        print(json.dumps(report.to_json()), flush=True)

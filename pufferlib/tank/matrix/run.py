@@ -1,0 +1,102 @@
+"""run_matrix(): every binding of a plan, taken from one queue by `jobs` workers per host (so a fast host
+takes more), each cell into the report and the progress view as it lands; the run's containers are
+removed at the end, on errors and on Ctrl-C."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import queue
+import threading
+import time
+
+from pufferlib.matrix_protocol import CHECKS
+from pufferlib.tank.matrix.binding import failed_cells, run_binding
+from pufferlib.tank.matrix.commands import versions
+from pufferlib.tank.matrix.hosts import Host, cleanup
+from pufferlib.tank.matrix.plan import Plan
+from pufferlib.tank.matrix.progress import Progress
+from pufferlib.tank.matrix.provenance import provenance
+from pufferlib.tank.report import Cell, Report
+
+
+def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
+    """Run every binding of the plan; returns the report (also when interrupted, then re-raises)."""
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    report = Report(
+        image=plan.image,
+        digest=plan.hosts[0].client.images.get(plan.image).id,
+        variant=plan.variant,
+        hosts=[h.url for h in plan.hosts],
+        started=started,
+        provenance=provenance(plan),
+    )
+    progress = progress or Progress([b["name"] for b in plan.bindings], quiet=True)
+    run = Run(plan, report, progress)
+    t0 = time.monotonic()
+    threads = [
+        threading.Thread(target=run.worker, args=(h,), daemon=True)
+        for h in plan.hosts
+        for _ in range(plan.jobs)
+    ]
+    try:
+        with progress:
+            for t in threads:
+                t.start()
+            while any(t.is_alive() for t in threads):
+                for t in threads:
+                    t.join(timeout=0.2)
+        report.versions = versions(plan.hosts[0], plan)
+    except KeyboardInterrupt:
+        run.stop.set()
+        for t in threads:
+            t.join(timeout=15)
+        raise
+    finally:
+        run.stop.set()
+        report.wall_seconds = round(time.monotonic() - t0, 2)
+        report.provenance["load_end"] = [round(x, 2) for x in os.getloadavg()]
+        cleanup(plan.hosts, plan.run_id)
+    order = {name: i for i, name in enumerate(b["name"] for b in plan.bindings)}
+    report.rows.sort(key=lambda c: (order.get(c.env, 0), CHECKS.index(c.check) if c.check in CHECKS else 99))
+    return report
+
+
+class Run:
+    """The state the workers of one run share: the queue of bindings, the report and the view (under
+    one lock), the stop flag, and the errors of bindings whose engine failed."""
+
+    def __init__(self, plan: Plan, report: Report, progress: Progress) -> None:
+        self.plan = plan
+        self.report = report
+        self.progress = progress
+        self.todo: queue.Queue[dict] = queue.Queue()
+        for binding in plan.bindings:
+            self.todo.put(binding)
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.errors: list[BaseException] = []
+
+    def on_cell(self, cell: Cell) -> None:
+        with self.lock:
+            self.report.rows.append(cell)
+            self.progress.update(cell)
+
+    def worker(self, host: Host) -> None:
+        """Take bindings off the queue and run them on `host` until none is left or the run stops."""
+        while not self.stop.is_set():
+            try:
+                binding = self.todo.get_nowait()
+            except queue.Empty:
+                return
+            self.progress.started(binding["name"], host.url)
+            try:
+                seconds = run_binding(host, self.plan, binding, self.on_cell, self.stop)
+            except Exception as exc:  # a broken daemon: fail this binding's cells, keep going
+                seconds = 0.0
+                for cell in failed_cells(binding["name"], (), f"{type(exc).__name__}: {exc}", host.url):
+                    self.on_cell(cell)
+                self.errors.append(exc)
+            with self.lock:
+                self.report.env_seconds[binding["name"]] = round(seconds, 2)
+                self.progress.finished(binding["name"])
