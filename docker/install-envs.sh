@@ -16,6 +16,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
 
 # Resolved together. base.txt too, so nothing here can move torch or setuptools out from under the base stage.
+# The families' packages (and NO_DEPS below) are those of pufferlib/environments/families.py, the family
+# table, which this stage cannot read (only docker/ is mounted): tests/unit/test_families.py goes red when
+# a family's package is missing here or unpinned in constraints/envs.txt.
 PACKAGES=(
   # today's families and pufferlib's runtime deps
   gymnasium gym pettingzoo pygame-ce pymunk minigrid nle minihack procgen2 ale-py numpy rich ray

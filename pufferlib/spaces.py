@@ -280,3 +280,72 @@ def _flatten(action: Any, space: gymnasium.Space) -> Iterator[int]:
     else:
         for value, sub in zip(action, space.spaces, strict=True):
             yield from _flatten(value, sub)
+
+
+# ---------------------------------------------------------------------------------------- random actions
+
+
+def sample_action(space: gymnasium.Space, rng: np.random.Generator, rows: int | None = None) -> Any:
+    """A uniformly random valid action of `space`, drawn from `rng` alone (so a seeded Generator gives
+    the same actions on every run), or with `rows` a batch of them: every leaf gets a leading `rows`
+    axis (a Dict or Tuple space gives a dict or tuple of batches).
+
+    Discrete and MultiDiscrete count from their `start`; MultiBinary gives 0/1; a Box draws uniformly
+    between its bounds (an unbounded side is taken 1 beyond the other bound, or as -1/1 when both are
+    unbounded), integer Boxes inclusive of both.
+    """
+    batch = _sample(space, rng, 1 if rows is None else rows, "action space")
+    return batch if rows is not None else _first_row(batch)
+
+
+def sample_allowed_action(space: gymnasium.Space, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random allowed action per row of `mask` ((rows, actions), nonzero = allowed; a
+    MultiDiscrete's branches concatenated): (rows,) for Discrete, (rows, branches) for MultiDiscrete.
+    A row that allows nothing in a branch gets that branch's first action."""
+    if isinstance(space, spaces.Discrete):
+        sizes, start = [int(space.n)], np.array([int(space.start)])
+    elif isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1:
+        sizes, start = [int(n) for n in space.nvec], np.asarray(space.start)
+    else:
+        raise APIUsageError(f"masked random actions need a Discrete or 1-D MultiDiscrete space, got {space}")
+    mask = np.asarray(mask)
+    if mask.ndim != 2 or mask.shape[1] != sum(sizes):
+        raise APIUsageError(f"action mask of shape {mask.shape} for {space}: expected (rows, {sum(sizes)})")
+    picks = []
+    for part in np.split(mask.astype(np.float64), np.cumsum(sizes)[:-1], axis=1):
+        noise = rng.random(part.shape) * (part > 0)  # a random key per allowed action, 0 elsewhere
+        picks.append(noise.argmax(axis=1))
+    actions = np.stack(picks, axis=1) + start
+    return actions[:, 0] if isinstance(space, spaces.Discrete) else actions
+
+
+def _sample(space: gymnasium.Space, rng: np.random.Generator, rows: int, path: str) -> Any:
+    if isinstance(space, spaces.Box):
+        if np.issubdtype(space.dtype, np.integer):
+            low, high = space.low.astype(np.int64), space.high.astype(np.int64)
+            return rng.integers(low, high, size=(rows, *space.shape), endpoint=True).astype(space.dtype)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        low = np.where(np.isfinite(low), low, np.minimum(-1.0, np.where(np.isfinite(high), high - 1, -1.0)))
+        high = np.where(np.isfinite(high), high, np.maximum(1.0, low + 1))
+        return rng.uniform(low, high, size=(rows, *space.shape)).astype(space.dtype)
+    if isinstance(space, spaces.Discrete):
+        return rng.integers(0, space.n, size=rows) + space.start
+    if isinstance(space, spaces.MultiDiscrete):
+        return (rng.integers(0, space.nvec, size=(rows, *space.nvec.shape)) + space.start).astype(space.dtype)
+    if isinstance(space, spaces.MultiBinary):
+        return rng.integers(0, 2, size=(rows, *space.shape)).astype(space.dtype)
+    if isinstance(space, spaces.Dict):
+        return {key: _sample(sub, rng, rows, f"{path}[{key!r}]") for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(_sample(sub, rng, rows, f"{path}[{i}]") for i, sub in enumerate(space.spaces))
+    raise APIUsageError(
+        f"{path}: cannot draw random actions of {space} (supported: {LEAF_SPACES + STRUCT_SPACES})"
+    )
+
+
+def _first_row(batch: Any) -> Any:
+    if isinstance(batch, dict):
+        return {key: _first_row(value) for key, value in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(_first_row(value) for value in batch)
+    return batch[0]

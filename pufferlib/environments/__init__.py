@@ -6,8 +6,8 @@
     envs.bindings()    # the registered set, which the integration matrix exercises
     envs.catalog()     # every name make() accepts (e.g. all 57 Atari games)
 
-One module per family; importing this package registers them all without importing any
-environment package (those load when an env is made).
+One module per family, listed once in `families.py` (the family table); importing this package
+registers them all without importing any environment package (those load when an env is made).
 
 Extra bindings: set PUFFERLIB_PLUGINS to a comma-separated list of importable modules that call
 `register()`; they are imported here, after the built-in families (`puffertank matrix --plugin`
@@ -20,30 +20,7 @@ import importlib
 import os
 import sys
 
-from pufferlib.environments import (
-    atari,
-    box2d,
-    bsuite,
-    butterfly,
-    classic_control,
-    craftax,
-    crafter,
-    dm_control,
-    griddly,
-    highway,
-    magent2,
-    metaworld,
-    minigrid,
-    minihack,
-    mujoco,
-    nethack,
-    ocean,
-    ocean_native,
-    open_spiel,
-    procgen,
-    retro,
-    vizdoom,
-)
+from pufferlib.environments import families
 from pufferlib.environments.registry import (
     PLUGIN_ERRORS,
     Binding,
@@ -56,30 +33,8 @@ from pufferlib.environments.registry import (
     register,
 )
 
-FAMILIES = (
-    ocean,
-    ocean_native,
-    classic_control,
-    minigrid,
-    procgen,
-    nethack,
-    minihack,
-    butterfly,
-    atari,
-    box2d,
-    mujoco,
-    dm_control,
-    metaworld,
-    vizdoom,
-    magent2,
-    open_spiel,
-    crafter,
-    craftax,
-    bsuite,
-    highway,
-    griddly,
-    retro,
-)
+# The family modules, in the order of pufferlib/environments/families.py (the one list of families).
+FAMILIES = tuple(importlib.import_module(f"pufferlib.environments.{name}") for name in families.modules())
 
 
 def _load_plugins(names: str) -> tuple:

@@ -31,7 +31,6 @@ stochastic games are fully seeded; deterministic games play the same whatever th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -40,6 +39,7 @@ import numpy as np
 from pufferlib import APIUsageError, EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.spaces import sample_allowed_action
 
 Policy = "pufferlib.environments.policies:OpenSpiel"
 ILLEGAL = ("lose", "raise")
@@ -356,9 +356,8 @@ env_creator = family_env_creator("open_spiel")  # PufferLib's env_creator(name)
 
 def legal_random_actions(env: PufferEnv, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random allowed action per row of an open_spiel env (from its action masks)."""
-    mask = action_masks(env)
-    noise = rng.random(mask.shape) * mask
-    return noise.argmax(axis=1).reshape(env.actions.shape)
+    actions = sample_allowed_action(env.single_action_space, action_masks(env), rng)
+    return actions.reshape(env.actions.shape)
 
 
 def action_masks(env: PufferEnv, observations: np.ndarray | None = None) -> np.ndarray:
@@ -366,45 +365,6 @@ def action_masks(env: PufferEnv, observations: np.ndarray | None = None) -> np.n
     obs = env.observations if observations is None else observations
     struct = np.ascontiguousarray(obs).view(env.emulated["observation_dtype"]).reshape(len(obs))
     return np.asarray(struct["action_mask"])
-
-
-def play_against_random(
-    name: str,
-    act: Callable[[np.ndarray], np.ndarray],
-    games: int = 100,
-    seed: int = 0,
-    **kwargs: Any,
-) -> dict[str, float]:
-    """Win/draw/loss rates of `act` against a uniformly random legal opponent, seats alternating.
-
-    `act(observations)` gets the flat observation rows of every player (num_players, obs) and
-    returns an action per row; only the learner's row is used. The opponent (every other seat)
-    picks uniformly among its legal actions. A game counts as won when the learner's return is
-    strictly the highest, drawn when it ties for highest.
-    """
-    env = make_env(name, seed=seed, illegal="raise", **kwargs)
-    rng = np.random.default_rng(seed)
-    wins = draws = 0
-    try:
-        for game in range(games):
-            seat = game % env.num_agents
-            env.reset(seed=seed + game)
-            returns = np.zeros(env.num_agents)
-            while not env.done:
-                actions = legal_random_actions(env, rng)
-                mine = np.asarray(act(env.observations)).reshape(env.num_agents, -1)[seat, 0]
-                actions.reshape(env.num_agents, -1)[seat, 0] = mine
-                _, rewards, _, _, _ = env.step(actions)
-                returns += rewards
-            best = returns.max()
-            if returns[seat] == best:
-                if (returns == best).sum() == 1:
-                    wins += 1
-                else:
-                    draws += 1
-    finally:
-        env.close()
-    return {"win": wins / games, "draw": draws / games, "loss": (games - wins - draws) / games}
 
 
 # The registered set (exercised by the integration matrix): two perfect-information board games,

@@ -22,23 +22,12 @@ from gymnasium import spaces
 from torch import nn
 
 import pufferlib.environments as envs
+from pufferlib.spaces import sample_allowed_action
 from pufferlib.train import distributed
 from pufferlib.train.act import Actor
 from pufferlib.train.config import Config, ConfigError
 
 PARALLEL = 32  # games played at once (one env each)
-
-
-def random_actions(space: spaces.Space, mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random allowed action per row of `mask` ((rows, actions), 0/1): (rows,) for
-    Discrete, (rows, branches) for MultiDiscrete (the mask's branches concatenated)."""
-    sizes = [int(space.n)] if isinstance(space, spaces.Discrete) else [int(n) for n in space.nvec.reshape(-1)]
-    picks = []
-    for part in np.split(np.asarray(mask, dtype=np.float64), np.cumsum(sizes)[:-1], axis=1):
-        noise = rng.random(part.shape) * (part > 0)  # a random key per allowed action, 0 elsewhere
-        picks.append(noise.argmax(axis=1))
-    actions = np.stack(picks, axis=1)
-    return actions[:, 0] if isinstance(space, spaces.Discrete) else actions
 
 
 class Arena:
@@ -122,7 +111,7 @@ class Arena:
             if opponent.any():
                 mask = agent.action_mask(step.obs)
                 mask = np.ones((len(ids), _width(space)), np.int8) if mask is None else mask.cpu().numpy()
-                actions[opponent] = random_actions(space, mask[opponent], rng)
+                actions[opponent] = sample_allowed_action(space, mask[opponent], rng)
             vecenv.send(actions)
         return {"win": wins / games, "draw": draws / games, "loss": (games - wins - draws) / games}
 

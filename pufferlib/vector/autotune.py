@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
+from pufferlib.spaces import sample_action
 from pufferlib.vector.base import build_env, check_layout, divisors, normalize_creators, physical_cores
 
 
@@ -171,8 +172,8 @@ def _rss_mb() -> float | None:
 
 
 def _random_actions(space, rows: int, count: int = 256) -> list[np.ndarray]:
-    space.seed(0)
-    return [np.array([space.sample() for _ in range(rows)]) for _ in range(count)]
+    rng = np.random.default_rng(0)
+    return [sample_action(space, rng, rows) for _ in range(count)]
 
 
 def _profile(creators, seed: int, seconds: float) -> dict[str, Any]:

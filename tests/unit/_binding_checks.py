@@ -12,11 +12,11 @@ import os
 import numpy as np
 import pytest
 from _strict import skip_or_fail
+from _vector_envs import random_actions
 
 import pufferlib.environments as environments
 from pufferlib import spaces as pspaces
 from pufferlib.environments.registry import Binding
-from pufferlib.smoke import random_actions
 
 
 def require(binding: Binding) -> None:

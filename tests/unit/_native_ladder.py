@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib.ocean.native import NativeEnv, load
+from pufferlib.spaces import sample_action
 
 ROOT = Path(__file__).parents[2]
 NATIVE = ROOT / "pufferlib" / "ocean" / "native"
@@ -105,8 +106,8 @@ class Ladder:
         return NativeEnv(self.module, num_envs=n, seed=seed, buf=buf, **{**self.kwargs, **kw})
 
     def random_actions(self, env: NativeEnv, rng: np.random.Generator) -> np.ndarray:
-        sizes = np.asarray(self.module.ACT_SIZES)
-        return (rng.random(env.actions.shape) * sizes).astype(np.int32).reshape(env.actions.shape)
+        actions = sample_action(env.single_action_space, rng, env.num_agents)
+        return actions.astype(np.int32).reshape(env.actions.shape)
 
     def trace(self, seed: int, steps: int = 200, num_threads: int = 1) -> list[np.ndarray]:
         """Observations, rewards, terminals, truncations, masks of each step under seeded random actions."""

@@ -9,6 +9,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib.emulation import GymnasiumPufferEnv
+from pufferlib.spaces import sample_action
 
 
 class Counter(gymnasium.Env):
@@ -108,11 +109,9 @@ def wait_until(predicate, timeout: float = 10.0) -> bool:
     return predicate()
 
 
-def random_actions(vecenv, rng: np.random.Generator) -> np.ndarray:
-    space = vecenv.single_action_space
-    if isinstance(space, gymnasium.spaces.Discrete):
-        return rng.integers(0, space.n, size=vecenv.agents_per_batch)
-    return rng.integers(0, space.nvec, size=(vecenv.agents_per_batch, *space.nvec.shape))
+def random_actions(env, rng: np.random.Generator) -> np.ndarray:
+    """Seeded random actions for every agent row of a PufferEnv or a vector env (pufferlib.spaces)."""
+    return sample_action(env.single_action_space, rng, getattr(env, "agents_per_batch", env.num_agents))
 
 
 def raw_counter(**kwargs) -> Counter:

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from _vector_envs import random_actions
 
 import pufferlib.environments as environments
-from pufferlib.smoke import random_actions
 
 ENVS = ["ocean/squared", "ocean/spaces", "ocean/memory", "classic_control/CartPole-v1"]
 

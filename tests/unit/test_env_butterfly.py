@@ -6,10 +6,10 @@ import os
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
+from _vector_envs import random_actions
 
 import pufferlib.environments as environments
 from pufferlib.environments import butterfly
-from pufferlib.smoke import random_actions
 
 BINDINGS = environments.bindings("butterfly")
 

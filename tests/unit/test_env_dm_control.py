@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
+from _vector_envs import random_actions
 
 import pufferlib.environments as environments
 import pufferlib.vector
 from pufferlib.environments import dm_control
-from pufferlib.smoke import random_actions
 
 BINDINGS = environments.bindings("dm_control")
 STATE = [environments.get(f"dm_control/{name}") for name in dm_control.NAMES]

@@ -1,5 +1,6 @@
 """OpenSpiel bindings: legal-action masks in the observation, PASS for waiting players, illegal moves,
-the default policy never choosing an illegal action, chance nodes seeded, the random-opponent helper."""
+the default policy never choosing an illegal action, chance nodes seeded, versus.py's random-opponent
+judge on a perfect player."""
 
 import functools
 
@@ -177,19 +178,29 @@ def test_a_policy_that_ignores_masks_is_caught():
         env.close()
 
 
-def _minimax_tic_tac_toe(observations: np.ndarray, env) -> np.ndarray:
-    """Perfect tic-tac-toe from the flat rows (board planes: empty, O, X), for the helper's test."""
-    actions = np.full((2, 1), 9)
-    for row in range(2):
-        ob = _ob(env, observations, row)
-        mask = ob["action_mask"]
-        if mask[9]:
-            continue
-        board = ob["observation"].reshape(3, 9)
-        cells = tuple("x" if board[2, i] else "o" if board[1, i] else "." for i in range(9))
-        me = "x" if ob["player"][0] else "o"
-        actions[row, 0] = max(np.flatnonzero(mask[:9]), key=lambda a: _value(_play(cells, a, me), me, me))
-    return actions
+class _Minimax(torch.nn.Module):
+    """Perfect tic-tac-toe from the flat rows (board planes: empty, O, X), as a policy for versus.py."""
+
+    def __init__(self, env) -> None:
+        super().__init__()
+        self.env = env
+        self.value = torch.nn.Linear(1, 1)
+
+    def forward(self, obs: torch.Tensor):
+        observations = obs.cpu().numpy()
+        logits = torch.zeros(len(observations), 10)
+        for row in range(len(observations)):
+            ob = _ob(self.env, observations, row)
+            mask = ob["action_mask"]
+            if mask[9]:
+                logits[row, 9] = 10.0
+                continue
+            board = ob["observation"].reshape(3, 9)
+            cells = tuple("x" if board[2, i] else "o" if board[1, i] else "." for i in range(9))
+            me = "x" if ob["player"][0] else "o"
+            best = max(np.flatnonzero(mask[:9]), key=lambda a: _value(_play(cells, a, me), me, me))
+            logits[row, best] = 10.0
+        return logits, self.value(torch.zeros(len(observations), 1))
 
 
 def _ob(env, observations, row):
@@ -220,11 +231,14 @@ def _value(cells, last, me):
 
 
 def test_play_against_random_reports_the_learners_results():
-    env = open_spiel.make_env("tic_tac_toe")
+    """versus.py's judge (what the win_rate solve metric plays) on a perfect tic-tac-toe player."""
+    from pufferlib.train import config, versus
+
+    binding = environments.get("open_spiel/tic_tac_toe")
+    env = binding.make_env()
     try:
-        rates = open_spiel.play_against_random(
-            "tic_tac_toe", lambda obs: _minimax_tic_tac_toe(obs, env), games=30
-        )
+        policy = Policy(_Minimax(env), env)
+        rates = versus.play(binding, config.load(binding.name), policy, "cpu", games=30, seed=0, greedy=True)
     finally:
         env.close()
     assert rates["loss"] == 0.0 and rates["win"] >= 0.7  # perfect play never loses and mostly wins

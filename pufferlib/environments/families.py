@@ -1,0 +1,160 @@
+"""The environment families, once: the table every other list of families is derived from or checked against.
+
+One row per family module of `pufferlib/environments/` (in registration order): its pip extra, the
+packages the envs image installs for it, the distributions whose versions the matrix report shows, and
+the build-time check (docker/check_envs.py) that proves it works in the image.
+
+Why a Python module and not a TOML or text file: it is standard library only and lives inside the
+package, so it is importable from a checkout and from an install (no package-data entry, no path to
+find), and `python pufferlib/environments/families.py image-packages` prints the install list for a shell
+with no pufferlib installed (this file alone, loaded by path, as setup.py loads ocean/native/build.py).
+What cannot read this module directly is checked against it by tests/unit/test_families.py, which goes
+red on any mismatch:
+
+- `pufferlib/environments/__init__.py` imports the family modules from `FAMILIES` (derived);
+- `pufferlib.smoke.versions()` reports `reported()` after the core stack (derived);
+- pyproject.toml's extras are static: every row's `extra` exists there, names only this row's packages
+  (or the core and base-image ones), and `common` holds every extra but those marked `common=False`;
+- docker/install-envs.sh installs `image_packages()` and `no_deps_packages()` (its PACKAGES and
+  NO_DEPS arrays, read by bash in the test), and docker/constraints/envs.txt pins each of them;
+- docker/check_envs.py has a check named in every row's `checks`;
+- every registered binding of a family carries the row's extra.
+
+Those two docker scripts run in the envs stage of the image build, where only docker/ is mounted and
+pufferlib is not installed yet: they keep their own lists until Dockerfile.envs mounts this file (and
+tank/build/plan.py hashes it into the envs tag); then install-envs.sh can call the script form below.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    module: str  # pufferlib/environments/<module>.py
+    extra: str = ""  # pip install 'pufferlib[<extra>]' ("": nothing beyond pufferlib itself)
+    image: tuple[str, ...] = ()  # pip names docker/install-envs.sh installs (resolved together)
+    no_deps: tuple[str, ...] = ()  # pip names installed --no-deps (their runtime deps are in `image`)
+    reported: tuple[str, ...] = ()  # distributions whose versions the matrix report shows
+    checks: tuple[str, ...] = ()  # docker/check_envs.py check names that prove the family in the image
+    common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame)
+
+
+FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
+    Family("ocean"),
+    Family("ocean_native"),
+    Family("classic_control", "classic", checks=("gymnasium (classic control)",)),
+    Family("minigrid", "minigrid", ("minigrid",), reported=("minigrid",), checks=("minigrid",)),
+    Family(
+        "procgen",
+        "procgen",
+        ("procgen2", "gym"),
+        reported=("procgen2",),
+        checks=("procgen2 (procgen)", "gym (legacy, for procgen and griddly)"),
+    ),
+    Family("nethack", "nethack", ("nle",), reported=("nle",), checks=("nle (NetHack)",)),
+    Family("minihack", "minihack", ("minihack", "nle"), reported=("minihack",), checks=("minihack",)),
+    Family(
+        "butterfly",
+        "butterfly",
+        ("pygame-ce", "pymunk"),
+        reported=("pygame-ce",),
+        checks=("pettingzoo butterfly",),
+    ),
+    Family("atari", "atari", ("ale-py",), reported=("ale-py",), checks=("ale-py (Atari)",)),
+    Family(
+        "box2d", "box2d", ("Box2D",), reported=("Box2D",), checks=("box2d (Box2D, CarRacing on pygame-ce)",)
+    ),
+    Family(
+        "mujoco",
+        "mujoco",
+        ("mujoco", "imageio", "packaging"),
+        reported=("mujoco",),
+        checks=("mujoco (gymnasium MuJoCo v5, headless render)",),
+    ),
+    Family(
+        "dm_control",
+        "dm_control",
+        ("dm-control", "mujoco", "shimmy"),
+        reported=("dm_control", "shimmy"),
+        checks=("dm_control (suite, headless render)", "shimmy (dm_control adapter)"),
+    ),
+    Family("metaworld", "metaworld", ("metaworld",), reported=("metaworld",), checks=("metaworld (MT1)",)),
+    Family("vizdoom", "vizdoom", ("vizdoom",), reported=("vizdoom",), checks=("vizdoom",)),
+    Family("magent2", "magent2", ("magent2",), reported=("magent2",), checks=("magent2",)),
+    Family("open_spiel", "open_spiel", ("open-spiel",), reported=("open-spiel",), checks=("open-spiel",)),
+    Family("crafter", "crafter", ("crafter",), reported=("crafter",), checks=("crafter",)),
+    Family(
+        "craftax",
+        "craftax",
+        ("jax", "jaxlib", "msgpack", "PyYAML"),  # flax's runtime deps (it installs --no-deps)
+        no_deps=("craftax", "flax"),
+        reported=("craftax", "jax"),
+        checks=("craftax (CPU JAX)",),
+        common=False,
+    ),
+    Family(
+        "bsuite",
+        "bsuite",
+        # bsuite's runtime deps (it installs --no-deps; matplotlib comes with the researcher tooling)
+        ("absl-py", "dm-env", "immutabledict", "six", "termcolor", "scikit-image", "pandas", "scipy"),
+        no_deps=("bsuite",),
+        reported=("bsuite",),
+        checks=("bsuite",),
+    ),
+    Family("highway", "highway", ("highway-env",), reported=("highway-env",), checks=("highway-env",)),
+    Family(
+        "griddly",
+        "griddly",
+        ("griddly",),
+        reported=("griddly",),
+        checks=("griddly (vector and Vulkan sprites)",),
+    ),
+    Family(
+        "retro",
+        "retro",
+        ("stable-retro",),
+        reported=("stable-retro",),
+        checks=("stable-retro (Airstriker-Genesis)",),
+    ),
+)
+
+
+def _unique(names) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def modules() -> tuple[str, ...]:
+    """The family modules, in registration order."""
+    return tuple(f.module for f in FAMILIES)
+
+
+def image_packages() -> tuple[str, ...]:
+    """Every family's packages the envs image installs with their requirements, once each."""
+    return _unique(name for f in FAMILIES for name in f.image)
+
+
+def no_deps_packages() -> tuple[str, ...]:
+    """The families' packages the envs image installs without their declared requirements."""
+    return _unique(name for f in FAMILIES for name in f.no_deps)
+
+
+def reported() -> tuple[str, ...]:
+    """The distributions whose versions the matrix report shows for the families, once each."""
+    return _unique(name for f in FAMILIES for name in f.reported)
+
+
+def main(argv: list[str]) -> int:
+    """`families.py image-packages|no-deps-packages|modules`: one name a line (for shell scripts)."""
+    lists = {"image-packages": image_packages, "no-deps-packages": no_deps_packages, "modules": modules}
+    if len(argv) != 1 or argv[0] not in lists:
+        print(f"usage: families.py {'|'.join(lists)}", file=sys.stderr)
+        return 2
+    print("\n".join(lists[argv[0]]()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
