@@ -70,17 +70,9 @@ class Skip(Exception):
 
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:
     """A batch of valid random actions for every agent row of `env` (or of a vector env)."""
-    from gymnasium import spaces
+    from pufferlib.spaces import sample_action
 
-    space = env.single_action_space
-    rows = getattr(env, "agents_per_batch", env.num_agents)
-    if isinstance(space, spaces.Box):
-        low = np.nan_to_num(space.low, neginf=-1.0)
-        high = np.nan_to_num(space.high, posinf=1.0)
-        return rng.uniform(low, high, size=(rows, *space.shape)).astype(space.dtype)
-    if isinstance(space, spaces.Discrete):
-        return rng.integers(0, space.n, size=rows)
-    return rng.integers(0, space.nvec, size=(rows, *space.nvec.shape))
+    return sample_action(env.single_action_space, rng, getattr(env, "agents_per_batch", env.num_agents))
 
 
 class Smoke:
@@ -370,35 +362,10 @@ def versions() -> dict[str, str]:
     import importlib.metadata as md
     import platform
 
+    from pufferlib.environments import families
+
     out = {"python": platform.python_version()}
-    for package in (
-        "pufferlib",
-        "torch",
-        "numpy",
-        "gymnasium",
-        "pettingzoo",
-        "nle",
-        "minihack",
-        "minigrid",
-        "procgen2",
-        "ale-py",
-        "pygame-ce",
-        "Box2D",
-        "mujoco",
-        "dm_control",
-        "metaworld",
-        "shimmy",
-        "vizdoom",
-        "magent2",
-        "open-spiel",
-        "crafter",
-        "craftax",
-        "jax",
-        "bsuite",
-        "highway-env",
-        "griddly",
-        "stable-retro",
-    ):
+    for package in ("pufferlib", "torch", "numpy", "gymnasium", "pettingzoo", *families.reported()):
         with contextlib.suppress(md.PackageNotFoundError):
             out[package] = md.version(package)
     try:
