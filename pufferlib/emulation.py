@@ -22,8 +22,6 @@ without it and seeded through `env.seed(seed)` and its action space, where it ha
 from __future__ import annotations
 
 import contextlib
-import inspect
-import warnings
 from collections.abc import Callable
 from numbers import Number
 from typing import Any
@@ -32,8 +30,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib import APIUsageError, InvalidAgentError, PufferEnv
+from pufferlib import APIUsageError, InvalidAgentError
 from pufferlib import spaces as pspaces
+from pufferlib.emulated import CheckedStep, _Emulated
 
 
 def make_object(
@@ -67,165 +66,6 @@ def numeric_items(info: Any) -> dict[str, float]:
         elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
             out[str(key)] = float(value.reshape(()))
     return out
-
-
-class _Emulated(PufferEnv):
-    """What the Gymnasium and PettingZoo wrappers share: spaces, buffers, action checks."""
-
-    def _setup(self, obs_space: gymnasium.Space, atn_space: gymnasium.Space, buf: Any, seed: int) -> None:
-        self.single_observation_space, self.obs_dtype = pspaces.flat_observation_space(obs_space)
-        self.single_action_space = pspaces.flat_action_space(atn_space)
-        self.emulated = {
-            "observation_dtype": self.obs_dtype,
-            "emulated_observation_space": obs_space,
-            "emulated_action_space": atn_space,
-            "flat_observation_dtype": np.dtype(self.single_observation_space.dtype),
-        }
-        self._native_obs_space = obs_space
-        self._native_atn_space = atn_space
-        self._seed = seed
-        self._initialized = False
-        self._checked_step = False
-        self._cast_warned: set[str] = set()
-        self._reset_takes_seed = _takes_seed(self.env.reset)
-        self.done = False
-        super().__init__(buf)
-        if self.obs_dtype is not None:
-            self._struct = self.observations.view(self.obs_dtype).reshape(self.num_agents)
-        self._nvec = None
-        if isinstance(self.single_action_space, spaces.MultiDiscrete):
-            self._nvec = self.single_action_space.nvec.astype(np.int64)
-            self._bounds = self._nvec.tolist() * self.num_agents  # flat upper bounds of a whole batch
-        elif isinstance(self.single_action_space, spaces.Discrete):
-            self._nvec = np.int64(self.single_action_space.n)
-            self._bounds = [int(self._nvec)] * self.num_agents
-        self._atn_shape = self.actions.shape
-        self._box_bounds = None
-        if isinstance(atn_space, spaces.Box):
-            self._box_bounds = (atn_space.low, atn_space.high)
-        # A top-level Discrete action is one Python int plus `start` (None for every other space).
-        self._atn_start = int(atn_space.start) if isinstance(atn_space, spaces.Discrete) else None
-        self._atn_n = int(atn_space.n) if isinstance(atn_space, spaces.Discrete) else 0
-        # Per-step writes through memoryviews: an item or a slice assignment costs about half of
-        # numpy's (which must first build an index and a view). `_obs_view` is set once the first
-        # step's observation was checked and is a 1-D array of the declared dtype; anything else
-        # (another dtype, a list, a Dict) goes through numpy, which casts.
-        # Row views, built once; `[i, ...]` keeps a scalar space's rows 0-d arrays (writable views),
-        # where iterating the 1-D buffer would give numpy scalars (copies).
-        self._obs_rows = [self.observations[i, ...] for i in range(len(self.observations))]
-        self._obs_view: memoryview | None = None
-        self._outcome_views = (
-            memoryview(self.rewards),
-            memoryview(self.terminals),
-            memoryview(self.truncations),
-        )
-
-    def _write(self, row: int, ob: Any) -> None:
-        if self.obs_dtype is None:
-            self._obs_rows[row][...] = ob
-        else:
-            pspaces.write_observation(self._struct[row], ob, self._native_obs_space)
-
-    def _fast_observation(self, ob: Any) -> memoryview | None:
-        """A memoryview of row 0 that `ob`'s kind of array can be copied into as is, or None."""
-        row = self._obs_rows[0]
-        if (
-            self.obs_dtype is None
-            and row.ndim == 1
-            and row.flags.c_contiguous
-            and isinstance(ob, np.ndarray)
-            and ob.dtype == row.dtype
-            and ob.shape == row.shape
-        ):
-            return memoryview(row)
-        return None
-
-    def _check_observation(self, ob: Any, agent: Any = None) -> None:
-        space = self._native_obs_space
-        if space.contains(ob):
-            return
-        who = f" agent {agent!r}" if agent is not None else ""
-        try:  # e.g. float64 values for a float32 Box: gymnasium warns, and the buffer casts them anyway
-            cast, casts = pspaces.cast_observation(ob, space)
-        except ValueError as e:
-            raise APIUsageError(f"{self.name}:{who} {e}") from None
-        if casts and space.contains(cast):
-            for path, got, want in casts:
-                if path not in self._cast_warned:
-                    self._cast_warned.add(path)
-                    warnings.warn(
-                        f"{self.name}: {path} is {got} but the observation space declares {want}; "
-                        "casting it into the buffer (return the declared dtype to silence this)",
-                        stacklevel=4,
-                    )
-            return
-        raise APIUsageError(
-            f"{self.name}:{who} observation does not match the declared observation space "
-            f"{space}: {_short(ob)}"
-        )
-
-    def _reset_env(self, seed: int | None) -> Any:
-        """env.reset(seed=...), or for an env whose reset() takes no seed: env.seed(seed) and the action
-        space's seed where the env offers them, then reset()."""
-        if self._reset_takes_seed:
-            return self.env.reset(seed=seed)
-        if seed is not None:
-            if callable(getattr(self.env, "seed", None)):
-                self.env.seed(seed)
-            space = getattr(self.env, "action_space", None)
-            if isinstance(space, gymnasium.Space):
-                space.seed(seed)
-        return self.env.reset()
-
-    def _validate_actions(self, actions: Any) -> np.ndarray:
-        """Shape and bounds of a batch of flat actions; returns them as (num_agents, ...) array."""
-        if not self._initialized:
-            raise APIUsageError(f"{self.name}: step() called before reset()")
-        if self.done:
-            raise APIUsageError(
-                f"{self.name}: step() called after the episode ended (terminated or truncated); "
-                "call reset() first"
-            )
-        actions = np.asarray(actions)
-        if actions.shape != self._atn_shape:
-            if actions.size == int(np.prod(self._atn_shape)) and actions.dtype.kind in "biuf":
-                actions = actions.reshape(self._atn_shape)
-            else:
-                raise APIUsageError(
-                    f"{self.name}: action must have shape {self._atn_shape} "
-                    f"(num_agents={self.num_agents}, space {self.single_action_space}), "
-                    f"got shape {actions.shape}: {_short(actions)}"
-                )
-        if self._nvec is not None:
-            if actions.dtype.kind not in "iubf":
-                raise APIUsageError(f"{self.name}: discrete actions must be integers, got {_short(actions)}")
-            if actions.size <= 64:  # small batches: plain Python beats numpy's per-call overhead (~1 us)
-                values = actions.reshape(-1).tolist()
-                valid = all(0 <= x < n and x == int(x) for x, n in zip(values, self._bounds, strict=True))
-            else:
-                valid = bool(((actions >= 0) & (actions < self._nvec) & (np.mod(actions, 1) == 0)).all())
-            if not valid:
-                raise APIUsageError(
-                    f"{self.name}: action {_short(actions)} out of range for {self.single_action_space}: "
-                    f"each entry must be an integer with 0 <= a < {self._nvec.tolist()}"
-                )
-        return actions
-
-    def _native_action(self, flat: np.ndarray) -> Any:
-        if self._box_bounds is not None:  # Gaussian policies sample outside the box; envs expect inside
-            return np.clip(flat, *self._box_bounds).astype(self._native_atn_space.dtype, copy=False)
-        return pspaces.unflatten_action(flat, self._native_atn_space)
-
-    def _first_seed(self, seed: int | None) -> int | None:
-        if seed is None and not self._initialized:
-            return self._seed
-        return seed
-
-    def render(self):
-        return self.env.render()
-
-    def close(self) -> None:
-        self.env.close()
 
 
 class GymnasiumPufferEnv(_Emulated):
@@ -288,20 +128,30 @@ class GymnasiumPufferEnv(_Emulated):
             infos = self._step_native(value + self._atn_start)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
+    def checked_step(self) -> CheckedStep | None:
+        """The public hook of the vector backends: step() without its per-env checks, for actions
+        checked for the whole batch (see CheckedStep). For a top-level Discrete action space it
+        takes one int, the env's own action. None where a subclass overrides step(): its own
+        step() then runs (a subclass that also overrides checked_step offers its own)."""
+        if type(self).step is not GymnasiumPufferEnv.step:
+            return None
+        if self._atn_start is None:
+            return CheckedStep(self._step_rows)
+        return CheckedStep(self._step_native, self._atn_start)
+
     def _step_rows(self, actions: np.ndarray) -> list:
         """step() with checked actions: the (1, ...) row of the flat action space."""
         return self._step_native(self._native_action(actions[0]))
 
     def _step_native(self, action: Any) -> list:
         """Step the env with a checked action in its own space; returns the infos (one dict at an
-        episode's end). The vector backends call this directly for a Discrete action space, after
-        checking the actions of a whole batch at once (VectorEnv._check_actions, Envs.step)."""
+        episode's end). checked_step() hands it to the vector backends for a Discrete action space."""
         ob, reward, terminated, truncated, info = self.env.step(action)
         view = self._obs_view
         if view is None:
-            if not self._checked_step:
+            if not self._first_step_checked:
                 self._check_observation(ob)
-                self._checked_step = True
+                self._first_step_checked = True
                 self._obs_view = self._fast_observation(ob)
             self._write(0, ob)
         else:
@@ -457,15 +307,23 @@ class PettingZooPufferEnv(_Emulated):
         infos = self._step_rows(self._validate_actions(actions))
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
+    def checked_step(self) -> CheckedStep | None:
+        """The public hook of the vector backends: step() without its per-env checks, for actions
+        checked for the whole batch (see CheckedStep). None where a subclass overrides step(): its
+        own step() then runs (a subclass that also overrides checked_step offers its own)."""
+        if type(self).step is not PettingZooPufferEnv.step:
+            return None
+        return CheckedStep(self._step_rows)
+
     def _step_rows(self, actions: np.ndarray) -> list:
         """step() with checked actions, one row per agent of the population; returns the infos."""
         live = list(self.env.agents)
         live_rows = self._rows(live)
         obs, rewards, terminated, truncated, info = self.env.step(self._action_dict(live, live_rows, actions))
-        if not self._checked_step:
+        if not self._first_step_checked:
             for agent, ob in obs.items():
                 self._check_observation(ob, agent)
-            self._checked_step = True
+            self._first_step_checked = True
         self._write_all(obs)
         self._scatter(self.rewards, rewards)
         self._scatter(self.terminals, terminated)
@@ -532,16 +390,3 @@ def nativize(sample: np.ndarray, space: gymnasium.Space, struct_dtype: np.dtype 
 
 
 GymPufferEnv = GymnasiumPufferEnv  # PufferLib's older name
-
-
-def _takes_seed(reset: Callable) -> bool:
-    try:
-        params = inspect.signature(reset).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    return any(p.name == "seed" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-
-
-def _short(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."

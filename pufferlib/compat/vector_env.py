@@ -40,7 +40,7 @@ from gymnasium.vector.utils import batch_space
 import pufferlib.vector
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.vector.base import build_env
+from pufferlib.vector.creators import build_env
 
 
 def emulated_env(env: Any) -> GymnasiumPufferEnv | PettingZooPufferEnv | None:

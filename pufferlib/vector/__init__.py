@@ -29,16 +29,10 @@ from __future__ import annotations
 from typing import Any
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.vector.autotune import autotune
-from pufferlib.vector.base import (
-    LAYOUT_KWARGS,
-    Layout,
-    VectorEnv,
-    WorkerError,
-    build_env,
-    normalize_creators,
-    physical_cores,
-)
+from pufferlib.vector.autotune import autotune, physical_cores
+from pufferlib.vector.base import VectorEnv, WorkerError
+from pufferlib.vector.creators import build_env, normalize_creators
+from pufferlib.vector.layout import LAYOUT_KWARGS, Layout
 from pufferlib.vector.multiprocessing import Multiprocessing
 from pufferlib.vector.ray import Ray
 from pufferlib.vector.serial import Serial

@@ -11,6 +11,9 @@ that divides the batch; and EnvPool-style Multiprocessing with two and three bat
 (zero_copy on and off). Timed: only send and recv (what a trainer waits for); `model_forward_s`
 sleeps between them, as a policy's forward pass would, so asynchronous configurations can hide
 env time behind it. Returns the fastest configuration as keyword arguments of `make`.
+
+`physical_cores()` is the machine's side: the cores this process may use, which also caps
+Multiprocessing's default (and allowed) worker count.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.spaces import sample_action
-from pufferlib.vector.base import build_env, check_layout, divisors, normalize_creators, physical_cores
+from pufferlib.vector.creators import build_env, normalize_creators
+from pufferlib.vector.layout import check_layout, divisors
 
 
 def autotune(
@@ -94,6 +98,29 @@ def autotune(
     say()
     say(f"Fastest: {', '.join(f'{k}={v}' for k, v in best.items())} ({best_sps:,.0f} agent steps/s)")
     return dict(best)
+
+
+def physical_cores() -> int:
+    """Physical cores this process may use: distinct (package, core) pairs of its CPU affinity,
+    capped by a cgroup CPU quota (e.g. `docker run --cpus=2`)."""
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+    cores = set()
+    for cpu in cpus:
+        base = f"/sys/devices/system/cpu/cpu{cpu}/topology/"
+        try:
+            with open(base + "physical_package_id") as f, open(base + "core_id") as g:
+                cores.add((f.read().strip(), g.read().strip()))
+        except OSError:
+            cores.add(("cpu", str(cpu)))
+    n = len(cores) or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()
+        if quota != "max":
+            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return n
 
 
 def candidates(batch_size: int, max_envs: int, cores: int) -> list[dict[str, Any]]:

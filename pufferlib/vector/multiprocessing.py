@@ -41,18 +41,11 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, action_buffer_spec
-from pufferlib.vector.base import (
-    Batch,
-    Creators,
-    Envs,
-    Layout,
-    VectorEnv,
-    WorkerError,
-    check_layout,
-    env_seeds,
-    physical_cores,
-    rows,
-)
+from pufferlib.vector.autotune import physical_cores
+from pufferlib.vector.base import Batch, VectorEnv, WorkerError
+from pufferlib.vector.creators import Creators, env_seeds
+from pufferlib.vector.envs import Envs, rows
+from pufferlib.vector.layout import Layout, check_layout
 
 STEP, RESET, CLOSE = 1, 2, 3  # command byte (main -> worker)
 BUSY, DONE, INFO, ERROR, READY = 0, 1, 2, 3, 4  # state byte (worker -> main)

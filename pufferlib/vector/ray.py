@@ -16,16 +16,10 @@ from typing import Any
 import numpy as np
 
 from pufferlib import EnvironmentSetupError
-from pufferlib.vector.base import (
-    Creators,
-    Envs,
-    Layout,
-    VectorEnv,
-    WorkerError,
-    allocate,
-    check_layout,
-    env_seeds,
-)
+from pufferlib.vector.base import VectorEnv, WorkerError
+from pufferlib.vector.creators import Creators, env_seeds
+from pufferlib.vector.envs import Envs, allocate
+from pufferlib.vector.layout import Layout, check_layout
 
 
 class RayWorker:

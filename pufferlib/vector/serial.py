@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from pufferlib import APIUsageError
-from pufferlib.vector.base import Batch, Creators, Envs, Layout, VectorEnv, allocate, check_layout, env_seeds
+from pufferlib.vector.base import Batch, VectorEnv
+from pufferlib.vector.creators import Creators, env_seeds
+from pufferlib.vector.envs import Envs, allocate
+from pufferlib.vector.layout import Layout, check_layout
 
 
 class Serial(VectorEnv):
