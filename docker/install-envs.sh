@@ -22,9 +22,9 @@ constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
 PACKAGES=(
   # today's families and pufferlib's runtime deps
   gymnasium gym pettingzoo pygame-ce pymunk minigrid nle minihack procgen2 ale-py numpy rich ray
-  # wave 2a: Box2D wheel (not gymnasium[box2d]), MuJoCo + gymnasium's mujoco extra, dm_control, Meta-World
+  # physics: Box2D wheel (not gymnasium[box2d]), MuJoCo + gymnasium's mujoco extra, dm_control, Meta-World
   Box2D mujoco imageio packaging dm-control metaworld shimmy
-  # wave 2b (craftax, flax and bsuite follow --no-deps; their runtime deps are named here)
+  # games, grid worlds and suites (craftax, flax and bsuite follow --no-deps; their runtime deps are named here)
   vizdoom magent2 open-spiel crafter highway-env griddly stable-retro
   jax jaxlib msgpack PyYAML absl-py dm-env immutabledict six termcolor scikit-image pandas scipy
   # researcher tooling

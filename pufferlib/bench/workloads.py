@@ -1,7 +1,7 @@
 """The envs `puffer bench` times: the same env for every peer, made picklable for worker processes.
 
 The Performance env (`pufferlib.ocean.Performance`) at 0, 10, 100 and 1000 us mean CPU work per
-step, with std 0 and 50 % of the mean, and at 0 us with a 64-float observation (issue 18's cheap
+step, with std 0 and 50 % of the mean, and at 0 us with a 64-float observation (the cheap
 env: the per-step cost of copying a real observation); MiniGrid DoorKey-8x8; NetHackScore. Our peers step the
 registry bindings; gymnasium's vector envs step the raw gymnasium env with the observation our
 binding makes (so both see the same observations); PufferLib 2.0.2 steps the Performance env only

@@ -1,6 +1,6 @@
 """Every shell in the image finds the tank: `python`, `python3`, `pip` and `puffer` are the venv's in
 login and non-login shells, `docker run IMAGE bash -lc`, `docker exec ... bash -l`, `su - puffer`, and
-`puffertank run -- bash -lc` (issue 13, item 13). Login shells start from /etc/profile, which resets PATH
+`puffertank run -- bash -lc`. Login shells start from /etc/profile, which resets PATH
 (and `su -` or an SSH login start from an empty environment); /etc/profile.d/puffertank.sh puts the image's
 environment back. An SSH login takes the same /etc/profile path as `su -` (the image has no sshd)."""
 

@@ -1,4 +1,4 @@
-"""float64 observations for a float32 Box are cast with one warning naming the leaf (issue 17, bug 3).
+"""float64 observations for a float32 Box are cast with one warning naming the leaf.
 
 Only values the declared dtype cannot represent are refused; NaN is refused as before.
 """

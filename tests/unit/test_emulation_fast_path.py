@@ -1,7 +1,7 @@
 """The per-step fast paths of emulation and Serial give exactly what the plain numpy writes give.
 
 GymnasiumPufferEnv writes a step's outcome through memoryviews, and vector backends hand one-agent
-Discrete envs their checked actions as ints (issue 18). These tests step envs whose outputs change
+Discrete envs their checked actions as ints. These tests step envs whose outputs change
 kind from step to step (float32, float64, lists, strided arrays, numpy and Python scalars, a reward
 past float32's range, one given as a string) and compare every buffer with what numpy's casting
 makes of the same values.

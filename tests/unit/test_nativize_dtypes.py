@@ -1,4 +1,4 @@
-"""Every dtype a gymnasium Box may carry survives nativize and the default policy (issue 17, bug 1)."""
+"""Every dtype a gymnasium Box may carry survives nativize and the default policy."""
 
 import gymnasium
 import numpy as np

@@ -1,4 +1,4 @@
-"""PufferLib's policy API: `policy(obs)` is get_action_and_value (issue 17, bugs 2 and 5)."""
+"""PufferLib's policy API: `policy(obs)` is get_action_and_value, as PufferLib users call it."""
 
 import inspect
 

@@ -1,4 +1,4 @@
-"""sample_logits' categorical math (issue 18: a few tensor ops instead of torch's Categorical) gives
+"""sample_logits' categorical math (a few tensor ops instead of torch's Categorical, for speed) gives
 what torch's Categorical gives: the same log-probabilities and entropies, masked actions never
 sampled, and samples distributed as the probabilities say."""
 

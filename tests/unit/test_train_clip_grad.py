@@ -1,4 +1,4 @@
-"""ppo.clip_grad_norm scales gradients exactly as torch.nn.utils.clip_grad_norm_ does (issue 18)."""
+"""ppo.clip_grad_norm scales gradients exactly as torch.nn.utils.clip_grad_norm_ does."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""The synchronous collect (one slice per value, numpy writes on the CPU; issue 18) stores exactly
+"""The synchronous collect (one slice per value, numpy writes on the CPU) stores exactly
 what the general collect stores: every rollout tensor, the bootstrap values and the transitions in
 flight, for a plain, a multi-agent (padding masks) and a recurrent policy."""
 
