@@ -24,7 +24,7 @@ def build(*args: str, env: dict | None = None):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--variant", "gpu"], "invalid choice: 'gpu' (choose from 'cpu', 'cuda')"),
+        (["--variant", "gpu"], "invalid choice: 'gpu' (choose from 'auto', 'cpu', 'cuda')"),
         (["--stage", "middle"], "invalid choice: 'middle'"),
     ],
 )
