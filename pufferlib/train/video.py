@@ -36,6 +36,7 @@ from pufferlib.train.config import Config, ConfigError
 
 FORMATS = (".mp4", ".gif")
 DEFAULT_FPS = 30
+TAG = "videos/episode"  # the TensorBoard and W&B name of train.video_interval's recordings
 
 
 class VideoError(ConfigError):
