@@ -38,23 +38,28 @@ def events(directory: Path):
     return acc
 
 
-@pytest.mark.parametrize("env_name", ["ocean/cartpole", "classic_control/CartPole-v1"])
-def test_every_second_update_records_an_episode(tmp_path, env_name):
+def track(directory: Path, env_name: str, updates: int, **overrides) -> None:
+    """The run's tracking hook (tracking.open_tracking) called after `updates` updates of a fresh policy."""
     from pufferlib.environments import get
     from pufferlib.train import config, tracking
     from pufferlib.train.setup import make_policy, make_vecenv
 
-    cfg = config.load(env_name, {"train.video_interval": 2, "vec.num_envs": 2, "train.device": "cpu"})
+    cfg = config.load(env_name, {"vec.num_envs": 2, "train.device": "cpu", **overrides})
     binding = get(env_name)
     vecenv = make_vecenv(binding, cfg)
     try:
         policy = make_policy(binding, vecenv.driver_env, cfg)
-        hook = tracking.open_tracking(tmp_path, env_name, cfg)
-        for update in (1, 2, 3, 4):
+        hook = tracking.open_tracking(directory, env_name, cfg)
+        for update in range(1, updates + 1):
             hook(progress(update, policy, vecenv))
         hook.close({"stop_reason": "steps"})
     finally:
         vecenv.close()
+
+
+@pytest.mark.parametrize("env_name", ["ocean/cartpole", "classic_control/CartPole-v1"])
+def test_every_second_update_records_an_episode(tmp_path, env_name):
+    track(tmp_path, env_name, 4, **{"train.video_interval": 2})
     suffix = ".mp4" if (tmp_path / "videos" / "update_000002.mp4").exists() else ".gif"
     written = sorted(p.name for p in (tmp_path / "videos").iterdir())
     assert written == [f"update_000002{suffix}", f"update_000004{suffix}"]
@@ -94,3 +99,14 @@ def test_a_negative_interval_is_a_config_error(tmp_path):
     assert done.returncode == 2 and "Traceback" not in err, err
     assert "train.video_interval must be >= 0, got -1" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_wandb_gets_the_video(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    for name in ("CONFIG", "CACHE", "DATA"):
+        monkeypatch.setenv(f"WANDB_{name}_DIR", str(tmp_path / name.lower()))
+    track(tmp_path, "ocean/cartpole", 1, **{"train.video_interval": 1, "track.wandb": True})
+    logged = list((tmp_path / "wandb").glob("offline-run-*/files/media/videos/videos/episode_64_*"))
+    assert len(logged) == 1 and logged[0].suffix == next((tmp_path / "videos").iterdir()).suffix
