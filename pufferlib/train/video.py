@@ -226,12 +226,15 @@ class Recorder:
         text = text_frame(self.raw)
         if text is None:
             raise no_frames(self.binding, self.raw, text=True)
-        if self.live:
-            self.out.write(self.CLEAR + text + "\n")
-            self.out.flush()
-            time.sleep(1 / self.fps)
-        else:
-            self.out.write(text + "\n\n")
+        try:
+            if self.live:
+                self.out.write(self.CLEAR + text + "\n")
+                self.out.flush()
+                time.sleep(1 / self.fps)
+            else:
+                self.out.write(text + "\n\n")
+        except BrokenPipeError:  # `| head` has read enough: the rest goes nowhere (Python's own recipe)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
 
     def save(self, path: str | Path) -> Path:
         return write(path, self.frames, self.fps)

@@ -143,3 +143,22 @@ def test_unknown_format_and_mp4_without_ffmpeg(checkpoints, tmp_path):
     err = one_error_line(done)
     assert "needs ffmpeg" in err and "--video out.gif" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_render_into_a_pipe_that_closes(checkpoints, tmp_path):
+    """`puffer eval --render | head`: no BrokenPipeError once the reader has gone."""
+    code = "import sys\nfrom pufferlib.cli import main\nsys.exit(main())"
+    ck = str(checkpoints["ocean/cartpole"])
+    argv = ["eval", "ocean/cartpole", "--checkpoint", ck, "--episodes", "2", "--render"]
+    with subprocess.Popen(
+        [sys.executable, "-c", code, *argv],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdout.readline()  # the first line of the first frame, then the reader goes
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err
