@@ -162,3 +162,30 @@ def test_render_into_a_pipe_that_closes(checkpoints, tmp_path):
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=120) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [("atari/breakout", (84, 84, 3)), ("procgen/coinrun", (64, 64, 3)), ("vizdoom/basic", (60, 80, 3))],
+)
+def test_pixel_bindings_draw_frames(name, shape, tmp_path):
+    """Pixel observations (or a render() of them) are the frames, whichever the binding offers."""
+    from pufferlib.environments import get
+    from pufferlib.train import config, video
+
+    binding = get(name)
+    if not binding.available():
+        pytest.skip(f"{name} needs {', '.join(binding.missing())}")
+    env, raw = video.recording_env(binding, config.load(name, {}))
+    try:
+        recorder = video.Recorder(binding, raw)
+        env.async_reset(0)
+        for _ in range(4):
+            env.recv()
+            recorder()
+            env.send(np.zeros_like(env.actions))
+        path = recorder.save(tmp_path / "pixels.gif")
+    finally:
+        env.close()
+    assert_drawn(np.stack(recorder.frames), shape)
+    assert iio.imread(path).shape[1:] == shape
