@@ -76,6 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--episodes", type=int, default=100, help="episodes to average over (default 100)")
     e.add_argument("--deterministic", action="store_true", help="take the most likely action, not a sample")
     e.add_argument("--json", action="store_true", help="print only the result, as one JSON line")
+    e.add_argument("--video", metavar="FILE", help="record the episodes to FILE (.mp4 or .gif), headless")
+    e.add_argument("--render", action="store_true", help="print each step's text frame (ANSI), for text envs")
     e.set_defaults(func=run_eval, accepts_overrides=True)
 
     g = sub.add_parser(
@@ -273,7 +275,15 @@ def run_eval(args: argparse.Namespace) -> int:
     from pufferlib.train.checkpoint import CheckpointError
 
     try:
-        result = evaluate(args.env, args.checkpoint, args.episodes, args.overrides, args.deterministic)
+        result = evaluate(
+            args.env,
+            args.checkpoint,
+            args.episodes,
+            args.overrides,
+            args.deterministic,
+            video=args.video,
+            render=args.render,
+        )
     except (*_errors(), CheckpointError, TimeoutError) as e:
         return _fail("eval", e)
     _report(result, args.json, "evaluation")

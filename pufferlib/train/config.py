@@ -63,6 +63,7 @@ RANGES = {
     "train.checkpoint_interval": ">= 0",
     "train.checkpoint_minutes": ">= 0",
     "train.keep_checkpoints": ">= 0",  # 0 = keep all
+    "train.video_interval": ">= 0",  # 0 = no videos
     "train.dist_timeout": "> 0",
     "vec.num_envs": ">= 1",
     "vec.num_workers": ">= 0",

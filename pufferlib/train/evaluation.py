@@ -4,11 +4,15 @@ The env, the policy and the device are built by setup.py from the checkpoint's o
 policy acts through act.Actor, the same act step as training rollouts (episode starts, LSTM state,
 action masks), so a policy is evaluated exactly as it was trained to act; observations are
 normalised with the statistics the checkpoint saved (frozen), rewards are the env's own.
+
+With `video` (a .mp4 or .gif path) or `render` (ANSI text frames on stdout) the episodes are played on
+one env in this process that draws its frames (video.recording_env), not on the config's vector env.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,33 +34,32 @@ def evaluate(
     overrides: dict[str, Any] | list[str] | None = None,
     deterministic: bool = False,
     timeout: float = 600.0,
+    video: str | Path | None = None,
+    render: bool = False,
 ) -> dict[str, Any]:
     """Run the checkpoint's policy for `episodes` episodes; returns the mean return and more.
 
     `deterministic` takes the most likely action instead of sampling (wrong for envs whose optimal
     policy is stochastic, e.g. ocean/stochastic). `overrides` change the checkpoint's config
     (e.g. {"vec.num_envs": 4}); sections that shape the policy must stay as trained. An env that
-    does not finish `episodes` episodes within `timeout` seconds raises TimeoutError.
+    does not finish `episodes` episodes within `timeout` seconds raises TimeoutError. `video`: write
+    the episodes' frames there (.mp4 or .gif); `render`: print their text frames (both: video.py).
     """
+    from pufferlib.train import video as videos
+
     if episodes < 1:
         raise ConfigError(f"episodes must be >= 1, got {episodes}")
     start = time.perf_counter()
-    payload = checkpoints.load(checkpoint)
-    if payload["env"] != env_name:
-        raise ConfigError(
-            f"checkpoint {checkpoint} was trained on {payload['env']}, not {env_name}; "
-            f"run `puffer eval {payload['env']} --checkpoint {checkpoint}`"
-        )
-    cfg = configuration.copy_config(payload["config"])
-    if isinstance(overrides, list):
-        overrides = configuration.parse_args(overrides)
-    for dotted, value in configuration.flatten(overrides or {}).items():
-        section, _, key = dotted.partition(".")
-        configuration.set_value(cfg, section, key, value, source=f"--{dotted}")
+    payload, cfg = _load(env_name, checkpoint, overrides)
     device = resolve_device(cfg["train"]["device"])
     binding = envs.get(env_name)
-
-    vecenv = make_vecenv(binding, cfg)
+    watch = None
+    if video is not None or render:
+        video = None if video is None else videos.check_path(video)  # before any episode is played
+        vecenv, raw = videos.recording_env(binding, cfg, "ansi" if render and video is None else "rgb_array")
+        watch = videos.Recorder(binding, raw, text=video is None)
+    else:
+        vecenv = make_vecenv(binding, cfg)
     try:
         policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
         try:
@@ -71,10 +74,15 @@ def evaluate(
             vecenv.training = False
         actor = Actor(vecenv, policy, device, greedy=deterministic)
         vecenv.async_reset(cfg["train"]["seed"])
-        returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout)
+        returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout, watch)
     finally:
         vecenv.close()
     mean = float(np.mean(returns))
+    shown = {}
+    if watch is not None:
+        shown = {"frames": watch.count, "fps": watch.fps}
+        if video is not None:
+            shown["video"] = str(watch.save(video))
     return {
         "env": env_name,
         "checkpoint": str(checkpoint),
@@ -87,11 +95,34 @@ def evaluate(
         "deterministic": deterministic,
         "steps": steps,
         "seconds": round(time.perf_counter() - start, 3),
+        **shown,
     }
 
 
-def _play(vecenv, actor: Actor, episodes: int, deadline: float) -> tuple[list[float], list[float], int]:
-    """(returns, lengths, agent steps) of the first `episodes` episodes to finish."""
+def _load(
+    env_name: str, checkpoint: str | Path, overrides: dict[str, Any] | list[str] | None
+) -> tuple[dict[str, Any], configuration.Config]:
+    """The checkpoint's payload, and its config with `overrides` on top; it must be `env_name`'s."""
+    payload = checkpoints.load(checkpoint)
+    if payload["env"] != env_name:
+        raise ConfigError(
+            f"checkpoint {checkpoint} was trained on {payload['env']}, not {env_name}; "
+            f"run `puffer eval {payload['env']} --checkpoint {checkpoint}`"
+        )
+    cfg = configuration.copy_config(payload["config"])
+    if isinstance(overrides, list):
+        overrides = configuration.parse_args(overrides)
+    for dotted, value in configuration.flatten(overrides or {}).items():
+        section, _, key = dotted.partition(".")
+        configuration.set_value(cfg, section, key, value, source=f"--{dotted}")
+    return payload, cfg
+
+
+def _play(
+    vecenv, actor: Actor, episodes: int, deadline: float, watch: Callable[[], None] | None = None
+) -> tuple[list[float], list[float], int]:
+    """(returns, lengths, agent steps) of the first `episodes` episodes to finish; `watch()` is
+    called after every step (and the reset), while the env holds that step's state."""
     returns: list[float] = []
     lengths: list[float] = []
     steps = 0
@@ -102,6 +133,8 @@ def _play(vecenv, actor: Actor, episodes: int, deadline: float) -> tuple[list[fl
                 "before the timeout (does the env ever end an episode?)"
             )
         obs, _, terminals, truncations, infos, env_ids, masks = vecenv.recv()
+        if watch is not None:
+            watch()
         masks = np.array(masks, dtype=bool)
         steps += int(masks.sum())
         for info in infos:

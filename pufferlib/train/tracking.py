@@ -97,10 +97,11 @@ class Tracking:
     """The per-update hook: `tracking(progress)` sends the update to every backend; `close(summary)`
     writes summary.json and ends each backend (W&B and Neptune get the final checkpoint)."""
 
-    def __init__(self, directory: Path | None, backends: list[Backend]) -> None:
+    def __init__(self, directory: Path | None, backends: list[Backend], video: Any = None) -> None:
         self.directory = directory
         self.backends = backends
         self.jsonl = directory / "metrics.jsonl" if directory else None
+        self.video = video  # video_hook.VideoHook (train.video_interval), or None
 
     def __call__(self, progress: dict[str, Any]) -> None:
         line = record(progress)
@@ -110,11 +111,16 @@ class Tracking:
         values = scalars(line)
         for backend in self.backends:
             backend.log(line["global_step"], values)
+        if self.video is not None:
+            self.video(progress)
 
     def close(self, summary: dict[str, Any] | None) -> None:
         """End every backend; summary None means the run failed (W&B marks it so). A backend that
         fails here is reported on stderr, never raised: the run itself is done and saved."""
         errors = []
+        if self.video is not None:
+            self.video.close()
+            self.video = None
         if summary is not None and self.directory is not None:
             from pufferlib.train.rundir import write_summary
 
@@ -152,11 +158,16 @@ def open_tracking(
             backends.append(WandB(directory, env_name, name, cfg))
         if track["neptune"]:
             backends.append(Neptune(env_name, name, cfg))
+        video = None
+        if directory is not None and cfg["train"].get("video_interval"):
+            from pufferlib.train.video_hook import VideoHook
+
+            video = VideoHook(directory, env_name, cfg, backends)
     except BaseException:
         for backend in backends:
             backend.finish(None, None)
         raise
-    return Tracking(directory, backends)
+    return Tracking(directory, backends, video)
 
 
 def require(cfg: Config, has_directory: bool) -> None:
@@ -202,6 +213,18 @@ class TensorBoard:
         for name, value in metrics.items():
             self.writer.add_scalar(name, value, step)
 
+    def video(self, step: int, path: Path, frames: list, fps: int) -> None:
+        """An animated GIF image summary, as SummaryWriter.add_video writes (it needs moviepy)."""
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
+        from pufferlib.train.video import TAG, gif_bytes
+
+        height, width = frames[0].shape[:2]
+        image = Summary.Image(
+            height=height, width=width, colorspace=3, encoded_image_string=gif_bytes(frames, fps)
+        )
+        self.writer._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=TAG, image=image)]), step)
+
     def finish(self, summary: dict[str, Any] | None, checkpoint: Path | None) -> None:
         self.writer.close()
 
@@ -233,6 +256,11 @@ class WandB:
 
     def log(self, step: int, metrics: dict[str, float]) -> None:
         self.run.log({**metrics, "global_step": step}, step=step)
+
+    def video(self, step: int, path: Path, frames: list, fps: int) -> None:
+        from pufferlib.train.video import TAG
+
+        self.run.log({TAG: self.wandb.Video(str(path), fps=fps, format=path.suffix[1:])}, step=step)
 
     def finish(self, summary: dict[str, Any] | None, checkpoint: Path | None) -> None:
         if checkpoint is not None and checkpoint.is_file():
