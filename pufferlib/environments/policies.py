@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from pufferlib.models import ActionHead, Convolutional
+from pufferlib.models import ActionHead, Convolutional, nature_cnn
 from pufferlib.pytorch import layer_init, nativize_dtype, nativize_tensor, torch_dtype
 
 
@@ -233,18 +233,6 @@ class OpenSpiel(_Policy):
         return _mask_logits(logits, mask.reshape(observations.shape[0], -1)), value
 
 
-def _nature_cnn(channels: int) -> nn.Sequential:
-    return nn.Sequential(
-        layer_init(nn.Conv2d(channels, 32, 8, stride=4)),
-        nn.ReLU(),
-        layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-        nn.ReLU(),
-        layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-        nn.ReLU(),
-        nn.Flatten(),
-    )
-
-
 class Doom(_Policy):
     """ViZDoom: NatureCNN over the screen (grey or RGB, channels last) and, where the scenario has
     them, the game variables through sign(x)*log(1+|x|) (health 0-100, ammo, kill counts) and an MLP."""
@@ -252,7 +240,7 @@ class Doom(_Policy):
     def __init__(self, env, hidden_size: int = 512) -> None:
         super().__init__()
         self.native = _structured(env, ("screen",), "Doom policy")
-        self.screen_net = _nature_cnn(self.native["screen"][1][2])
+        self.screen_net = nature_cnn(self.native["screen"][1][2])
         variables = self.native.get("gamevariables")
         self.variables_net = (
             nn.Sequential(layer_init(nn.Linear(variables[1][0], 64)), nn.ReLU()) if variables else None
