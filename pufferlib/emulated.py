@@ -32,8 +32,44 @@ class CheckedStep(NamedTuple):
     discrete_start: int | None = None
 
 
+def make_object(
+    obj: Any = None, creator: Callable | None = None, args: tuple = (), kwargs: dict | None = None
+) -> Any:
+    """Return `obj`, or build it with `creator(*args, **kwargs)`: exactly one of the two."""
+    if obj is not None and creator is not None:
+        raise APIUsageError("Pass either env or env_creator, not both")
+    if obj is None and creator is None:
+        raise APIUsageError("Pass an env instance (env=...) or a callable that builds one (env_creator=...)")
+    if creator is not None:
+        if not callable(creator):
+            raise APIUsageError(f"env_creator must be callable, got {creator!r}")
+        return creator(*args, **(kwargs or {}))
+    if (args or kwargs) and obj is not None:
+        raise APIUsageError("env_args/env_kwargs only apply with env_creator")
+    return obj
+
+
 class _Emulated(PufferEnv):
-    """What the Gymnasium and PettingZoo wrappers share: spaces, buffers, action checks."""
+    """What the Gymnasium and PettingZoo wrappers share: the constructor, spaces, buffers, action checks.
+
+    The wrapped env is `env`, or what `env_creator(*env_args, **env_kwargs)` builds; a subclass reads its
+    spaces and agents in `_bind(buf, seed)`, which ends in `_setup(...)`.
+    """
+
+    def __init__(
+        self,
+        env: Any = None,
+        env_creator: Callable | None = None,
+        env_args: tuple = (),
+        env_kwargs: dict | None = None,
+        buf: Any = None,
+        seed: int = 0,
+    ) -> None:
+        self.env = make_object(env, env_creator, env_args, env_kwargs)
+        self._bind(buf, seed)
+
+    def _bind(self, buf: Any, seed: int) -> None:
+        raise NotImplementedError
 
     def _setup(self, obs_space: gymnasium.Space, atn_space: gymnasium.Space, buf: Any, seed: int) -> None:
         self.single_observation_space, self.obs_dtype = pspaces.flat_observation_space(obs_space)

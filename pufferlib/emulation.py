@@ -22,7 +22,6 @@ without it and seeded through `env.seed(seed)` and its action space, where it ha
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from numbers import Number
 from typing import Any
 
@@ -32,24 +31,7 @@ from gymnasium import spaces
 
 from pufferlib import APIUsageError, InvalidAgentError
 from pufferlib import spaces as pspaces
-from pufferlib.emulated import CheckedStep, _Emulated
-
-
-def make_object(
-    obj: Any = None, creator: Callable | None = None, args: tuple = (), kwargs: dict | None = None
-) -> Any:
-    """Return `obj`, or build it with `creator(*args, **kwargs)`: exactly one of the two."""
-    if obj is not None and creator is not None:
-        raise APIUsageError("Pass either env or env_creator, not both")
-    if obj is None and creator is None:
-        raise APIUsageError("Pass an env instance (env=...) or a callable that builds one (env_creator=...)")
-    if creator is not None:
-        if not callable(creator):
-            raise APIUsageError(f"env_creator must be callable, got {creator!r}")
-        return creator(*args, **(kwargs or {}))
-    if (args or kwargs) and obj is not None:
-        raise APIUsageError("env_args/env_kwargs only apply with env_creator")
-    return obj
+from pufferlib.emulated import CheckedStep, _Emulated, make_object  # noqa: F401  (make_object stays importable from here)
 
 
 def numeric_items(info: Any) -> dict[str, float]:
@@ -78,16 +60,7 @@ class GymnasiumPufferEnv(_Emulated):
 
     autoreset = False
 
-    def __init__(
-        self,
-        env: gymnasium.Env | None = None,
-        env_creator: Callable | None = None,
-        env_args: tuple = (),
-        env_kwargs: dict | None = None,
-        buf: Any = None,
-        seed: int = 0,
-    ) -> None:
-        self.env = make_object(env, env_creator, env_args, env_kwargs)
+    def _bind(self, buf: Any, seed: int) -> None:
         spec = getattr(self.env, "spec", None)
         self.name = getattr(spec, "id", None) or type(getattr(self.env, "unwrapped", self.env)).__name__
         self.num_agents = 1
@@ -195,16 +168,7 @@ class GymnasiumPufferEnv(_Emulated):
 class PettingZooPufferEnv(_Emulated):
     """A PettingZoo ParallelEnv as a PufferEnv with a fixed, sorted population of agents."""
 
-    def __init__(
-        self,
-        env: Any = None,
-        env_creator: Callable | None = None,
-        env_args: tuple = (),
-        env_kwargs: dict | None = None,
-        buf: Any = None,
-        seed: int = 0,
-    ) -> None:
-        self.env = make_object(env, env_creator, env_args, env_kwargs)
+    def _bind(self, buf: Any, seed: int) -> None:
         self.name = getattr(self.env, "metadata", {}).get("name") or type(self.env).__name__
         try:
             self.possible_agents = sorted(self.env.possible_agents)

@@ -126,6 +126,19 @@ class Default(nn.Module):
         return self.actor(hidden), self.value(hidden)
 
 
+def nature_cnn(channels: int) -> nn.Sequential:
+    """The convolutional torso of the DQN Nature paper (Mnih et al. 2015): three strided convs, flattened."""
+    return nn.Sequential(
+        layer_init(nn.Conv2d(channels, 32, 8, stride=4)),
+        nn.ReLU(),
+        layer_init(nn.Conv2d(32, 64, 4, stride=2)),
+        nn.ReLU(),
+        layer_init(nn.Conv2d(64, 64, 3, stride=1)),
+        nn.ReLU(),
+        nn.Flatten(),
+    )
+
+
 class Convolutional(nn.Module):
     """NatureCNN over channels-last images (H, W, C), uint8 or float; C may be stacked frames."""
 
@@ -138,15 +151,7 @@ class Convolutional(nn.Module):
         self.downsample = downsample
         in_channels = shape[2] if channels_last else shape[0]
         self.scale = 255.0 if env.single_observation_space.dtype == np.uint8 else 1.0
-        self.network = nn.Sequential(
-            layer_init(nn.Conv2d(in_channels, 32, 8, stride=4)),
-            nn.ReLU(),
-            layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-            nn.ReLU(),
-            layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-            nn.ReLU(),
-            nn.Flatten(),
-        )
+        self.network = nature_cnn(in_channels)
         with torch.no_grad():
             flat = self.network(self._prepare(torch.zeros(1, *shape))).shape[1]
         self.network.append(layer_init(nn.Linear(flat, hidden_size)))

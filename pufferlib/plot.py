@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from pufferlib.train.config import flatten
+
 FORMATS = (".png", ".svg")
 IGNORED_KEYS = {
     "train": ("seed", "run_dir", "checkpoint_interval", "checkpoint_minutes", "keep_checkpoints"),
@@ -139,22 +141,12 @@ def _label(runs: list[Run], groups: list[list[Run]]) -> str:
     same_env = [g for g in groups if g[0].env == env]
     label = env
     if len(same_env) > 1:
-        mine = _flat(json.loads(runs[0].key))
-        others = [_flat(json.loads(g[0].key)) for g in same_env if g is not runs]
+        mine = flatten(json.loads(runs[0].key))
+        others = [flatten(json.loads(g[0].key)) for g in same_env if g is not runs]
         differ = sorted(k for k in mine if any(o.get(k) != mine[k] for o in others))
         label += " (" + ", ".join(f"{k}={mine[k]}" for k in differ[:3]) + ")"
     seeds = len(runs)
     return f"{label}: mean and min-max of {seeds} seeds" if seeds > 1 else label
-
-
-def _flat(config: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for section, values in config.items():
-        if isinstance(values, dict):
-            out.update({f"{section}.{k}": v for k, v in values.items()})
-        else:
-            out[section] = values
-    return out
 
 
 def _check_outputs(outs: Sequence[Path]) -> None:

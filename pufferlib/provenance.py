@@ -19,26 +19,21 @@ import pufferlib
 CHECKOUT = Path(pufferlib.__file__).resolve().parents[1]  # the tree holding pufferlib/, in a checkout
 
 
+def _git(path: Path, *args: str) -> str:
+    """The stripped output of `git -C path args...`; raises OSError or SubprocessError on failure."""
+    return subprocess.run(
+        ["git", "-C", str(path), *args], capture_output=True, text=True, timeout=10, check=True
+    ).stdout.strip()
+
+
 def git_revision(path: Path = CHECKOUT) -> str | None:
     """`abc1234` (with `-dirty` when tracked files changed) of the checkout at `path`; None elsewhere
     (a wheel, an image without .git, no git installed)."""
     if not (path / ".git").exists():
         return None
     try:
-        head = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        head = _git(path, "rev-parse", "--short=12", "HEAD")
+        dirty = _git(path, "status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.SubprocessError):
         return None
     return f"{head}-dirty" if dirty else head or None

@@ -79,24 +79,11 @@ def workloads() -> list[Workload]:
     raw, ours = functools.partial(_raw_performance, **kw), functools.partial(_perf_binding, **kw)
     desc = "Performance 0 us, 64 floats"
     out.insert(1, Workload("perf-0-obs64", desc, 20_000, raw, "ocean/performance", performance=kw, ours=ours))
-    out.append(
-        Workload(
-            "minigrid",
-            "MiniGrid DoorKey-8x8",
-            5_000,
-            functools.partial(_raw_minigrid, "MiniGrid-DoorKey-8x8-v0"),
-            "minigrid/MiniGrid-DoorKey-8x8-v0",
-            requires=("minigrid",),
-        )
-    )
-    out.append(
-        Workload(
-            "nethack",
-            "NetHackScore",
-            2_000,
-            functools.partial(_raw_nethack, "NetHackScore-v0"),
-            "nethack/NetHackScore-v0",
-            requires=("nle",),
-        )
-    )
+    # A family env: its binding is `<name>/<env id>`, its raw env `raw(env id)`.
+    for name, env_id, desc, steps, raw_env, requires in (
+        ("minigrid", "MiniGrid-DoorKey-8x8-v0", "MiniGrid DoorKey-8x8", 5_000, _raw_minigrid, ("minigrid",)),
+        ("nethack", "NetHackScore-v0", "NetHackScore", 2_000, _raw_nethack, ("nle",)),
+    ):
+        raw = functools.partial(raw_env, env_id)
+        out.append(Workload(name, desc, steps, raw, f"{name}/{env_id}", requires=requires))
     return out

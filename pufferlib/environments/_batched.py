@@ -1,5 +1,6 @@
-"""What the native adapters of batched simulators share: a simulator that steps all its games in one call
-(Procgen's gym3 vector, Craftax's JAX program) becomes one PufferEnv whose rows are the games.
+"""What the native adapters of batched simulators share: a simulator that steps all its games in one
+call (ALE's vector env, Procgen's gym3 vector, Craftax's JAX program) becomes one PufferEnv whose rows
+are the games.
 
 The first reset() without a seed uses the constructor's (so Env(seed=s).reset() == Env().reset(seed=s));
 reset() clears the last step's outputs and the episode statistics; step() before reset(), or actions that
@@ -7,6 +8,8 @@ are not one integer in [0, n) per game, raise an APIUsageError that names the en
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +21,7 @@ class BatchedGames(PufferEnv):
     then `_setup(seed)`; reset() ends in `_started_with(observations)`, step() begins with `_actions(...)`."""
 
     family = ""
+    _env: Any = None  # the simulator, when the subclass holds one: close() closes it once
 
     def _setup(self, seed: int | None) -> None:
         self._seed = seed
@@ -51,3 +55,8 @@ class BatchedGames(PufferEnv):
 
     def render(self):
         return self.observations[0]
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None

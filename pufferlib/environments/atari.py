@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from pufferlib import APIUsageError, EpisodeStats, PufferEnv
+from pufferlib import APIUsageError, PufferEnv
+from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
 Policy = "pufferlib.environments.policies:Atari"
@@ -87,7 +88,7 @@ GAMES = (
 )
 
 
-class Atari(PufferEnv):
+class Atari(BatchedGames):
     """`num_envs` copies of one game; rows are (stack, 84, 84) uint8 frame stacks, channels first.
 
     repeat_action_probability defaults to 0 (deterministic actions, as in CleanRL's Atari PPO);
@@ -96,6 +97,7 @@ class Atari(PufferEnv):
     not only the registered ones.
     """
 
+    family = "atari"
     render_backend = "ALE's emulated Atari screen (grey, resized to 84x84 by ale-py's vector env)"
 
     def __init__(
@@ -152,34 +154,17 @@ class Atari(PufferEnv):
         super().__init__(buf)
         self.episodic_life = episodic_life
         self.clip_rewards = clip_rewards
-        self._seed = seed
-        self._started = False
         self._lives = np.zeros(self.num_agents, dtype=np.int32)
-        self._stats = EpisodeStats(self.num_agents)
+        self._setup(seed)
 
     def reset(self, seed: int | None = None):
-        if seed is None and not self._started:
-            seed = self._seed
+        seed = self._reset_seed(seed)
         obs, info = self._env.reset(seed=seed)  # env i gets seed + i; None continues each env's RNG
-        self.observations[:] = obs
-        self.rewards[:] = 0
-        self.terminals[:] = False
-        self.truncations[:] = False
         self._lives[:] = info["lives"]
-        self._stats.reset()
-        self._started = True
-        return self.observations, []
+        return self._started_with(obs)
 
     def step(self, actions):
-        if not self._started:
-            raise APIUsageError(f"atari/{self.name}: step() called before reset()")
-        actions = np.asarray(actions)
-        n = self.single_action_space.n
-        if actions.size != self.num_agents or not ((actions >= 0) & (actions < n)).all():
-            raise APIUsageError(
-                f"atari/{self.name}: actions must be {self.num_agents} integers in [0, {n}), got {actions!r}"
-            )
-        obs, reward, terminated, truncated, info = self._env.step(actions.reshape(-1).astype(np.int32))
+        obs, reward, terminated, truncated, info = self._env.step(self._actions(actions))
         self.observations[:] = obs
         self.rewards[:] = np.sign(reward) if self.clip_rewards else reward
         self.truncations[:] = truncated
@@ -195,11 +180,6 @@ class Atari(PufferEnv):
 
     def render(self):
         return self.observations[0, -1]  # the newest grey frame of the first game
-
-    def close(self) -> None:
-        if self._env is not None:
-            self._env.close()
-            self._env = None
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:

@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from pufferlib.models import ActionHead, Convolutional
+from pufferlib.models import ActionHead, Convolutional, nature_cnn
 from pufferlib.pytorch import layer_init, nativize_dtype, nativize_tensor, torch_dtype
 
 
@@ -63,7 +63,21 @@ class _Policy(nn.Module):
         self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
 
 
-class NetHack(_Policy):
+class _Features(_Policy):
+    """A policy whose subclass concatenates its sub-networks' outputs in `_features(observations)`;
+    one Linear+ReLU projects them to hidden_size, sized by a dry run on a zero observation."""
+
+    def _project(self, env, hidden_size: int) -> None:
+        with torch.no_grad():
+            width = self._features(_zeros(env)).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.proj(self._features(observations))
+
+
+class NetHack(_Features):
     """NLE and MiniHack: glyphs, blstats and (if present) the message.
 
     Glyph ids are embedded and read by two small convnets: one over the whole 21x79 map (strided,
@@ -96,10 +110,7 @@ class NetHack(_Policy):
         )
         self.blstats_net = nn.Sequential(layer_init(nn.Linear(space["blstats"].shape[0], 64)), nn.ReLU())
         self.message_net = ByteText(64) if "message" in self.native else None
-        with torch.no_grad():
-            width = self._features(_zeros(env)).shape[1]
-        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
-        self._heads(env, hidden_size)
+        self._project(env, hidden_size)
 
     def _crop(self, glyphs: torch.Tensor, blstats: torch.Tensor) -> torch.Tensor:
         batch, rows, cols = glyphs.shape
@@ -128,11 +139,8 @@ class NetHack(_Policy):
             parts.append(self.message_net(x["message"]))
         return torch.cat(parts, dim=1)
 
-    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.proj(self._features(observations))
 
-
-class MiniGrid(_Policy):
+class MiniGrid(_Features):
     """MiniGrid: the egocentric image (object, colour and state ids), direction and mission bytes."""
 
     def __init__(self, env, hidden_size: int = 128) -> None:
@@ -147,10 +155,7 @@ class MiniGrid(_Policy):
         )
         self.direction_embed = nn.Embedding(4, 8)
         self.mission_net = ByteText(64) if "mission" in self.native else None
-        with torch.no_grad():
-            width = self._features(_zeros(env)).shape[1]
-        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
-        self._heads(env, hidden_size)
+        self._project(env, hidden_size)
 
     def _features(self, observations: torch.Tensor) -> torch.Tensor:
         x = nativize_tensor(observations, self.native)
@@ -159,9 +164,6 @@ class MiniGrid(_Policy):
         if self.mission_net is not None:
             parts.append(self.mission_net(x["mission"]))
         return torch.cat(parts, dim=1)
-
-    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.proj(self._features(observations))
 
 
 class Tiles(_Policy):
@@ -233,34 +235,19 @@ class OpenSpiel(_Policy):
         return _mask_logits(logits, mask.reshape(observations.shape[0], -1)), value
 
 
-def _nature_cnn(channels: int) -> nn.Sequential:
-    return nn.Sequential(
-        layer_init(nn.Conv2d(channels, 32, 8, stride=4)),
-        nn.ReLU(),
-        layer_init(nn.Conv2d(32, 64, 4, stride=2)),
-        nn.ReLU(),
-        layer_init(nn.Conv2d(64, 64, 3, stride=1)),
-        nn.ReLU(),
-        nn.Flatten(),
-    )
-
-
-class Doom(_Policy):
+class Doom(_Features):
     """ViZDoom: NatureCNN over the screen (grey or RGB, channels last) and, where the scenario has
     them, the game variables through sign(x)*log(1+|x|) (health 0-100, ammo, kill counts) and an MLP."""
 
     def __init__(self, env, hidden_size: int = 512) -> None:
         super().__init__()
         self.native = _structured(env, ("screen",), "Doom policy")
-        self.screen_net = _nature_cnn(self.native["screen"][1][2])
+        self.screen_net = nature_cnn(self.native["screen"][1][2])
         variables = self.native.get("gamevariables")
         self.variables_net = (
             nn.Sequential(layer_init(nn.Linear(variables[1][0], 64)), nn.ReLU()) if variables else None
         )
-        with torch.no_grad():
-            width = self._features(_zeros(env)).shape[1]
-        self.proj = nn.Sequential(layer_init(nn.Linear(width, hidden_size)), nn.ReLU())
-        self._heads(env, hidden_size)
+        self._project(env, hidden_size)
 
     def _features(self, observations: torch.Tensor) -> torch.Tensor:
         x = nativize_tensor(observations, self.native)
@@ -269,9 +256,6 @@ class Doom(_Policy):
             v = x["gamevariables"].float()
             parts.append(self.variables_net(v.sign() * torch.log1p(v.abs())))
         return torch.cat(parts, dim=1)
-
-    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
-        return self.proj(self._features(observations))
 
 
 class MAgent(_Policy):

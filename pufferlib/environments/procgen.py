@@ -112,9 +112,7 @@ class Procgen(BatchedGames):
 
     def _build(self) -> None:
         """A fresh set of games. gym3 games cannot be reset from outside, so reset() rebuilds (~1 ms)."""
-        if self._env is not None:
-            self._env.close()
-            self._env = None
+        self.close()
         rand_seed = int(self._rng.integers(2**31 - 1))
         try:
             self._env = _gym3_class()(num=self.num_agents, rand_seed=rand_seed, **self._options)
@@ -140,11 +138,6 @@ class Procgen(BatchedGames):
             reward, first, lambda i: {"level_complete": float(level[i]["prev_level_complete"])}
         )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def close(self) -> None:
-        if self._env is not None:
-            self._env.close()
-            self._env = None
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
