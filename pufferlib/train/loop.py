@@ -77,25 +77,11 @@ def learn(
             cfg = group.rank_config(cfg)  # seeds offset by rank: no two ranks share a trajectory
             tc = cfg["train"]
             hooks = list(hooks) if group.main else []
-            torch.manual_seed(tc["seed"])
-            np.random.seed(tc["seed"])
-            device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
-            if tc["compile"]:
-                check_compile(device)
+            device = _seed_and_device(tc, group)
             vecenv = make_vecenv(binding, cfg)
             judge = None
             try:
-                policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
-                agent = policy
-                if tc["compile"]:
-                    agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
-                    agent.mask_layout = policy.mask_layout
-                # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
-                optimizer = torch.optim.Adam(
-                    policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True
-                )
-                learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
-                run = Runner.create(vecenv, agent, cfg, device)
+                policy, agent, optimizer, learner, run = _build(binding, vecenv, cfg, device, group)
                 run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
                 group.adopt(run)
                 if payload is not None:
@@ -107,20 +93,8 @@ def learn(
                 if payload is not None:  # last: building the run above draws from the RNGs
                     first, seconds = resume.restore(payload["resume"], run, optimizer)
                     start -= seconds
-                summary = _loop(
-                    env_name,
-                    solved_score,
-                    cfg,
-                    run,
-                    policy,
-                    learner,
-                    optimizer,
-                    start,
-                    hooks,
-                    group,
-                    first,
-                    hold,
-                )
+                args = (env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
+                summary = _loop(*args, first, hold)
                 summary = group.annotate(summary, policy)
                 if payload is not None:
                     summary["resumed_from"] = payload["path"]
@@ -132,6 +106,34 @@ def learn(
         if own_hold:
             hold.release()
     return summary
+
+
+def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
+    """Seed torch and numpy, and pick the device (checked for torch.compile when it is on)."""
+    torch.manual_seed(tc["seed"])
+    np.random.seed(tc["seed"])
+    device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
+    if tc["compile"]:
+        check_compile(device)
+    return device
+
+
+def _build(
+    binding: Any, vecenv: Any, cfg: Config, device: str, group: distributed.Solo
+) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, nn.Module, Runner]:
+    """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
+    optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
+    tc = cfg["train"]
+    policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+    agent = policy
+    if tc["compile"]:
+        agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+        agent.mask_layout = policy.mask_layout
+    # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
+    optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
+    learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
+    run = Runner.create(vecenv, agent, cfg, device)
+    return policy, agent, optimizer, learner, run
 
 
 def _resume_payload(env_name: str, resume_from: str | Path | None) -> dict[str, Any] | None:
