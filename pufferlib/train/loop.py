@@ -2,9 +2,10 @@
 (ppo.py) until solved or out of steps or time, saving checkpoints on the way (checkpoint.py).
 
 `learn` builds the envs, the policy and the optimizer, restores a checkpoint's state when it
-resumes one (resume.py), and runs `_loop`. Every way the loop ends saves a final checkpoint where it
-can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a lost rank (distributed.py)
-and any other error (failure.py), which is raised as TrainingError once the run is saved.
+resumes one (resume.py), and runs the loop (`_Training`). Every way the loop ends saves a final
+checkpoint where it can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a lost
+rank (distributed.py) and any other error (failure.py), which is raised as TrainingError once the
+run is saved.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def learn(
                     first, seconds = resume.restore(payload["resume"], run, optimizer)
                     start -= seconds
                 args = (env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
-                summary = _loop(*args, first, hold)
+                summary = _Training(*args, first, hold).train()
                 summary = group.annotate(summary, policy)
                 if payload is not None:
                     summary["resumed_from"] = payload["path"]
@@ -165,37 +166,15 @@ def _load_weights(payload: dict[str, Any], policy: nn.Module, vecenv: Any, devic
         vecenv.load_state_dict(payload.get("normalize") or {})
 
 
-def _loop(
-    env_name: str,
-    solved_score: float | None,
-    cfg: Config,
-    run: Runner,
-    policy: nn.Module,
-    agent: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    start: float,
-    hooks: Sequence[Hook],
-    group: distributed.Solo | None = None,
-    first_update: int = 0,
-    hold: signals.Hold | None = None,
-) -> dict[str, Any]:
-    """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
-    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
+class _Training:
+    """The training loop: alternate collect / advantages / update until solved, or out of steps or
+    time (train(): updates(), then finish(), the final save and the summary). `agent` is `policy`,
+    or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
     policy is still saved and the summary returned. Under torchrun, `group` syncs the ranks
     after every rollout; a lost rank stops the loop (rank 0 saves) and is raised as RankLost.
-    Any other error stops it too: saved where possible, then raised as failure.TrainingError."""
-    training = _Training(
-        env_name, solved_score, cfg, run, policy, agent, optimizer, start, hooks, group, first_update, hold
-    )
-    training.updates()
-    return training.finish()
-
-
-class _Training:
-    """One run of `_loop`: the counters, the last checkpoint and how the run stopped, which the
-    steps below share. updates() trains until the run stops, for whatever reason; finish() makes
-    the final save and returns the summary (or raises RankLost or failure.TrainingError)."""
+    Any other error stops it too: saved where possible, then raised as failure.TrainingError.
+    The attributes are what the steps share: the counters, the last checkpoint, how the run stopped."""
 
     def __init__(
         self,
@@ -227,6 +206,10 @@ class _Training:
         self.message: str | None = None
         self.reason, self.signal_name, self.update_index = "steps", None, first_update
         self.losses: dict[str, float] = {}
+
+    def train(self) -> dict[str, Any]:
+        self.updates()
+        return self.finish()
 
     def updates(self) -> None:
         """Update until solved or out of steps or time, or until something stops the run: how it
