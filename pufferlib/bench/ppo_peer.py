@@ -54,6 +54,7 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), self.critic(x)
 
 
+# one function on purpose: CleanRL's ppo.py loop, read top to bottom (the peer bench/trainer times)
 def train(seed: int, total_timesteps: int, window: int = 20, **overrides) -> dict:
     """Train; returns steps, seconds, sps and the curve: after each rollout, (steps, the mean return of
     the last `window` episodes)."""

@@ -68,8 +68,45 @@ def train(
     and its summary.json written (stop_reason "error").
     """
     from pufferlib.train import config as configuration
-    from pufferlib.train import distributed, failure, loop, rundir, signals, tracking
-    from pufferlib.train import resume as resuming
+    from pufferlib.train import distributed, failure, loop, signals, tracking
+
+    overrides = _overrides(overrides, track)
+    main = distributed.is_main()  # under torchrun: rank 0 alone writes the run directory and tracks
+    env_name, cfg, checkpoint, directory = _configure(
+        env_name, overrides, run_dir, checkpoint_dir, config_file, resume, main
+    )
+    tracking.require(cfg, directory is not None)  # a missing package fails before anything is written
+    template = cfg
+    if directory is not None:
+        cfg = configuration.copy_config(cfg)
+        cfg["train"]["run_dir"] = str(directory)  # checkpoints go here
+    board, display = _display(main, quiet, dashboard, progress_seconds)
+    opened = _Opened(directory, env_name, template, cfg)
+    hooks = [hook for hook in (display, on_update) if hook is not None]
+    hold = signals.Hold()
+    summary: dict[str, Any] | None = None
+    try:
+        try:
+            with board or contextlib.nullcontext():
+                summary = loop.learn(
+                    env_name, cfg, hooks, resume_from=checkpoint, prepare=opened.prepare, hold=hold
+                )
+        except failure.TrainingError as e:
+            summary = e.summary
+            raise
+        finally:
+            if summary is not None:
+                summary["run_dir"] = None if directory is None else str(directory)
+            opened.close(summary)
+    finally:
+        hold.release()  # a stop signal that came during the final save ends the run now
+    return summary
+
+
+def _overrides(overrides: dict[str, Any] | list[str] | None, track: str | Sequence[str]) -> dict[str, Any]:
+    """The overrides as flat dotted keys (underscores for dashes), with each track= backend on."""
+    from pufferlib.train import config as configuration
+    from pufferlib.train import tracking
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
@@ -79,81 +116,92 @@ def train(
         if backend not in tracking.EXTRAS:
             raise ConfigError(f"track={backend!r}: choose from {', '.join(tracking.EXTRAS)}")
         overrides[f"track.{backend}"] = True
-    main = distributed.is_main()  # under torchrun: rank 0 alone writes the run directory and tracks
-    checkpoint = None
+    return overrides
+
+
+def _configure(
+    env_name: str | None,
+    overrides: dict[str, Any],
+    run_dir: str | Path | None,
+    checkpoint_dir: str | Path | None,
+    config_file: str | Path | None,
+    resume: str | Path | None,
+    main: bool,
+) -> tuple[str, dict[str, Any], Path | None, Path | None]:
+    """(env, config, the checkpoint to resume from or None, the run directory or None). resume=
+    continues a run directory with its own config; a new run's directory is checked here, before
+    anything is built (off rank 0 there is none, and no tracking)."""
+    from pufferlib.train import config as configuration
+    from pufferlib.train import resume as resuming
+    from pufferlib.train import rundir
+
     if resume is not None:
         if run_dir is not None or checkpoint_dir is not None or "train.run_dir" in overrides:
             raise ConfigError("resume continues in the run's own directory: give no run_dir with it")
         if not main:
             raise ConfigError("resuming a distributed (torchrun) run is not supported yet")
         env_name, cfg, checkpoint = resuming.locate(resume, env_name, overrides)
-        directory: Path | None = Path(resume)
-    else:
-        if not env_name:
-            raise ConfigError(
-                "give the environment (e.g. train('ocean/squared')), or resume= a run directory"
-            )
-        if run_dir is None and checkpoint_dir is not None:
-            run_dir = Path(checkpoint_dir) / "{env}" / "{time}-{id}"
-        if run_dir is not None:
-            overrides["train.run_dir"] = str(run_dir)
-        overrides.setdefault("train.run_dir", "")
-        cfg = load_config(env_name, overrides, config_file)
-        if not main:
-            cfg = configuration.copy_config(cfg)
-            cfg["train"]["run_dir"] = ""
-            cfg["track"].update(tensorboard=False, wandb=False, neptune=False)
-        directory = rundir.path(cfg["train"]["run_dir"], env_name)
-        if directory is not None:
-            rundir.check(directory)  # refused before anything is built
-    tracking.require(cfg, directory is not None)  # a missing package fails before anything is written
-    template = cfg
-    if directory is not None:
+        return env_name, cfg, checkpoint, Path(resume)
+    if not env_name:
+        raise ConfigError("give the environment (e.g. train('ocean/squared')), or resume= a run directory")
+    if run_dir is None and checkpoint_dir is not None:
+        run_dir = Path(checkpoint_dir) / "{env}" / "{time}-{id}"
+    if run_dir is not None:
+        overrides["train.run_dir"] = str(run_dir)
+    overrides.setdefault("train.run_dir", "")
+    cfg = load_config(env_name, overrides, config_file)
+    if not main:
         cfg = configuration.copy_config(cfg)
-        cfg["train"]["run_dir"] = str(directory)  # checkpoints go here
-    board = display = None
+        cfg["train"]["run_dir"] = ""
+        cfg["track"].update(tensorboard=False, wandb=False, neptune=False)
+    directory = rundir.path(cfg["train"]["run_dir"], env_name)
+    if directory is not None:
+        rundir.check(directory)  # refused before anything is built
+    return env_name, cfg, None, directory
+
+
+def _display(main: bool, quiet: bool, dashboard: bool, progress_seconds: float) -> tuple[Any, Any]:
+    """(the live dashboard, a context manager, or None; the display hook, or None): the dashboard
+    on a terminal, plain progress lines elsewhere, nothing when quiet or off rank 0."""
     if main and not quiet and dashboard and sys.stdout.isatty():
         from pufferlib.train.dashboard import Dashboard
 
         board = Dashboard()
-        display = board.update
-    elif main and not quiet:
+        return board, board.update
+    if main and not quiet:
         from pufferlib.train.dashboard import ProgressLines
 
-        display = ProgressLines(progress_seconds)
-    opened: dict[str, Any] = {}
+        return None, ProgressLines(progress_seconds)
+    return None, None
 
-    def prepare(resumed: dict[str, Any] | None) -> list:
+
+class _Opened:
+    """What train() opens once the envs and the policy are built (loop.learn's `prepare`): the run
+    directory (its lock) and the tracking; close() closes both after the run."""
+
+    def __init__(self, directory: Path | None, env_name: str, template: dict[str, Any], cfg: dict[str, Any]):
+        self.directory, self.env_name, self.template, self.cfg = directory, env_name, template, cfg
+        self.lock: Any = None
+        self.tracker: Any = None
+
+    def prepare(self, resumed: dict[str, Any] | None) -> list:
         """Once the envs and the policy are built: take the run directory, open the tracking."""
-        if directory is not None and resumed is None:
-            opened["lock"] = rundir.create(directory, env_name, template)
-        elif directory is not None:
-            opened["lock"] = rundir.Lock(directory)
-            rundir.truncate_metrics(directory, int(resumed["update"]))
-        step = None if resumed is None else int(resumed["steps"])
-        opened["tracker"] = tracking.open_tracking(directory, env_name, cfg, step)
-        return [opened["tracker"]]
+        from pufferlib.train import rundir, tracking
 
-    hooks = [hook for hook in (display, on_update) if hook is not None]
-    hold = signals.Hold()
-    summary: dict[str, Any] | None = None
-    try:
-        try:
-            with board or contextlib.nullcontext():
-                summary = loop.learn(env_name, cfg, hooks, resume_from=checkpoint, prepare=prepare, hold=hold)
-        except failure.TrainingError as e:
-            summary = e.summary
-            raise
-        finally:
-            if summary is not None:
-                summary["run_dir"] = None if directory is None else str(directory)
-            if "tracker" in opened:
-                opened["tracker"].close(summary)
-            if "lock" in opened:
-                opened["lock"].release()
-    finally:
-        hold.release()  # a stop signal that came during the final save ends the run now
-    return summary
+        if self.directory is not None and resumed is None:
+            self.lock = rundir.create(self.directory, self.env_name, self.template)
+        elif self.directory is not None:
+            self.lock = rundir.Lock(self.directory)
+            rundir.truncate_metrics(self.directory, int(resumed["update"]))
+        step = None if resumed is None else int(resumed["steps"])
+        self.tracker = tracking.open_tracking(self.directory, self.env_name, self.cfg, step)
+        return [self.tracker]
+
+    def close(self, summary: dict[str, Any] | None) -> None:
+        if self.tracker is not None:
+            self.tracker.close(summary)
+        if self.lock is not None:
+            self.lock.release()
 
 
 def __getattr__(name: str) -> Any:

@@ -155,23 +155,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     _give_back_value(args)
     try:
-        if args.resume:
-            if args.config:
-                raise configuration.ConfigError("--resume continues with the run's own config: drop --config")
-            from pufferlib.train import resume
-
-            env, cfg, _ = resume.locate(args.resume, args.env, args.overrides)
-        else:
-            env = args.env or (configuration.env_of(args.config) if args.config else None)
-            if not env:
-                raise configuration.ConfigError(
-                    "give the environment (e.g. puffer train ocean/squared)"
-                    + (f"; {args.config} names none (no env_name)" if args.config else "")
-                )
-            import pufferlib.environments as envs
-
-            envs.get(env)
-            cfg = configuration.load(env, args.overrides, args.config)
+        env, cfg = _train_config(args)
         if args.print_config:
             print(configuration.to_toml(cfg, env), end="")
             return 0
@@ -186,26 +170,11 @@ def run_train(args: argparse.Namespace) -> int:
             )
         return _launch(args)
 
-    from pufferlib.train import distributed, failure, signals, train
+    from pufferlib.train import distributed, failure, signals
     from pufferlib.train.checkpoint import CheckpointError
 
-    stop = signals.STOP_SIGNALS
-    if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
-        stop = (*stop, signal.SIGINT)
     try:
-        with signals.stop_on(stop):  # SIGTERM/SIGHUP save and report like Ctrl-C
-            summary = train(
-                env,
-                args.overrides,
-                quiet=args.json,
-                config_file=args.config,
-                track=args.track,
-                dashboard=not args.no_dashboard,
-                progress_seconds=args.progress_seconds,
-                # the default template, --config's or --train.run-dir; a resumed run keeps its own
-                run_dir=None if args.resume else cfg["train"]["run_dir"],
-                resume=args.resume,
-            )
+        summary = _train(args, env, cfg)
     except (*_errors(), CheckpointError) as e:
         return _fail("train", e)
     except failure.TrainingError as e:  # saved, summary.json written: say what happened, how to resume
@@ -239,6 +208,53 @@ def run_train(args: argparse.Namespace) -> int:
     if summary["stop_reason"] == "interrupted":
         return signals.exit_code(summary.get("signal"))
     return 0
+
+
+def _train_config(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """(env, the resolved config): --resume's run's own, or ENV's (or --config's env_name) with
+    --config and the overrides. The user's errors are raised, for run_train to print."""
+    from pufferlib.train import config as configuration
+
+    if args.resume:
+        if args.config:
+            raise configuration.ConfigError("--resume continues with the run's own config: drop --config")
+        from pufferlib.train import resume
+
+        env, cfg, _ = resume.locate(args.resume, args.env, args.overrides)
+        return env, cfg
+    env = args.env or (configuration.env_of(args.config) if args.config else None)
+    if not env:
+        raise configuration.ConfigError(
+            "give the environment (e.g. puffer train ocean/squared)"
+            + (f"; {args.config} names none (no env_name)" if args.config else "")
+        )
+    import pufferlib.environments as envs
+
+    envs.get(env)
+    return env, configuration.load(env, args.overrides, args.config)
+
+
+def _train(args: argparse.Namespace, env: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    """pufferlib.train.train with the command's flags, SIGTERM/SIGHUP (and under torchrun SIGINT)
+    stopping it as Ctrl-C does."""
+    from pufferlib.train import distributed, signals, train
+
+    stop = signals.STOP_SIGNALS
+    if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
+        stop = (*stop, signal.SIGINT)
+    with signals.stop_on(stop):  # SIGTERM/SIGHUP save and report like Ctrl-C
+        return train(
+            env,
+            args.overrides,
+            quiet=args.json,
+            config_file=args.config,
+            track=args.track,
+            dashboard=not args.no_dashboard,
+            progress_seconds=args.progress_seconds,
+            # the default template, --config's or --train.run-dir; a resumed run keeps its own
+            run_dir=None if args.resume else cfg["train"]["run_dir"],
+            resume=args.resume,
+        )
 
 
 def _debug(args: argparse.Namespace, error: BaseException) -> None:

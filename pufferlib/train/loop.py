@@ -2,9 +2,10 @@
 (ppo.py) until solved or out of steps or time, saving checkpoints on the way (checkpoint.py).
 
 `learn` builds the envs, the policy and the optimizer, restores a checkpoint's state when it
-resumes one (resume.py), and runs `_loop`. Every way the loop ends saves a final checkpoint where it
-can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a lost rank (distributed.py)
-and any other error (failure.py), which is raised as TrainingError once the run is saved.
+resumes one (resume.py), and runs the loop (`_Training`). Every way the loop ends saves a final
+checkpoint where it can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a lost
+rank (distributed.py) and any other error (failure.py), which is raised as TrainingError once the
+run is saved.
 """
 
 from __future__ import annotations
@@ -77,25 +78,11 @@ def learn(
             cfg = group.rank_config(cfg)  # seeds offset by rank: no two ranks share a trajectory
             tc = cfg["train"]
             hooks = list(hooks) if group.main else []
-            torch.manual_seed(tc["seed"])
-            np.random.seed(tc["seed"])
-            device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
-            if tc["compile"]:
-                check_compile(device)
+            device = _seed_and_device(tc, group)
             vecenv = make_vecenv(binding, cfg)
             judge = None
             try:
-                policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
-                agent = policy
-                if tc["compile"]:
-                    agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
-                    agent.mask_layout = policy.mask_layout
-                # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
-                optimizer = torch.optim.Adam(
-                    policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True
-                )
-                learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
-                run = Runner.create(vecenv, agent, cfg, device)
+                policy, agent, optimizer, learner, run = _build(binding, vecenv, cfg, device, group)
                 run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
                 group.adopt(run)
                 if payload is not None:
@@ -107,20 +94,8 @@ def learn(
                 if payload is not None:  # last: building the run above draws from the RNGs
                     first, seconds = resume.restore(payload["resume"], run, optimizer)
                     start -= seconds
-                summary = _loop(
-                    env_name,
-                    solved_score,
-                    cfg,
-                    run,
-                    policy,
-                    learner,
-                    optimizer,
-                    start,
-                    hooks,
-                    group,
-                    first,
-                    hold,
-                )
+                args = (env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
+                summary = _Training(*args, first, hold).train()
                 summary = group.annotate(summary, policy)
                 if payload is not None:
                     summary["resumed_from"] = payload["path"]
@@ -132,6 +107,34 @@ def learn(
         if own_hold:
             hold.release()
     return summary
+
+
+def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
+    """Seed torch and numpy, and pick the device (checked for torch.compile when it is on)."""
+    torch.manual_seed(tc["seed"])
+    np.random.seed(tc["seed"])
+    device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
+    if tc["compile"]:
+        check_compile(device)
+    return device
+
+
+def _build(
+    binding: Any, vecenv: Any, cfg: Config, device: str, group: distributed.Solo
+) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, nn.Module, Runner]:
+    """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
+    optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
+    tc = cfg["train"]
+    policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+    agent = policy
+    if tc["compile"]:
+        agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+        agent.mask_layout = policy.mask_layout
+    # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
+    optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
+    learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
+    run = Runner.create(vecenv, agent, cfg, device)
+    return policy, agent, optimizer, learner, run
 
 
 def _resume_payload(env_name: str, resume_from: str | Path | None) -> dict[str, Any] | None:
@@ -163,132 +166,184 @@ def _load_weights(payload: dict[str, Any], policy: nn.Module, vecenv: Any, devic
         vecenv.load_state_dict(payload.get("normalize") or {})
 
 
-def _loop(
-    env_name: str,
-    solved_score: float | None,
-    cfg: Config,
-    run: Runner,
-    policy: nn.Module,
-    agent: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    start: float,
-    hooks: Sequence[Hook],
-    group: distributed.Solo | None = None,
-    first_update: int = 0,
-    hold: signals.Hold | None = None,
-) -> dict[str, Any]:
-    """Alternate collect / advantages / update until solved, or out of steps or time. `agent` is
-    `policy`, or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
+class _Training:
+    """The training loop: alternate collect / advantages / update until solved, or out of steps or
+    time (train(): updates(), then finish(), the final save and the summary). `agent` is `policy`,
+    or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
     policy is still saved and the summary returned. Under torchrun, `group` syncs the ranks
     after every rollout; a lost rank stops the loop (rank 0 saves) and is raised as RankLost.
-    Any other error stops it too: saved where possible, then raised as failure.TrainingError."""
-    tc = cfg["train"]
-    group = group or distributed.Solo()
-    hold = hold or signals.Hold()
-    run_dir = rundir.path(tc["run_dir"], env_name) if group.main else None
-    if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)  # train() made it; learn() alone may not have
-    saver = checkpoint.Saver(run_dir, cfg) if run_dir else None
-    saved = saver.history[-1] if saver and saver.history else None
-    lost, error, message = None, None, None
-    reason, signal_name, update_index, losses = "steps", None, first_update, {}
+    Any other error stops it too: saved where possible, then raised as failure.TrainingError.
+    The attributes are what the steps share: the counters, the last checkpoint, how the run stopped."""
 
-    def save() -> Path:
-        nonlocal saved
+    def __init__(
+        self,
+        env_name: str,
+        solved_score: float | None,
+        cfg: Config,
+        run: Runner,
+        policy: nn.Module,
+        agent: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        start: float,
+        hooks: Sequence[Hook],
+        group: distributed.Solo | None,
+        first_update: int,
+        hold: signals.Hold | None,
+    ) -> None:
+        self.env_name, self.solved_score, self.cfg, self.tc = env_name, solved_score, cfg, cfg["train"]
+        self.run, self.policy, self.agent, self.optimizer = run, policy, agent, optimizer
+        self.start, self.hooks = start, hooks
+        self.group = group or distributed.Solo()
+        self.hold = hold or signals.Hold()
+        self.run_dir = rundir.path(self.tc["run_dir"], env_name) if self.group.main else None
+        if self.run_dir is not None:
+            self.run_dir.mkdir(parents=True, exist_ok=True)  # train() made it; learn() alone may not have
+        self.saver = checkpoint.Saver(self.run_dir, cfg) if self.run_dir else None
+        self.saved = self.saver.history[-1] if self.saver and self.saver.history else None
+        self.lost: distributed.RankLost | None = None
+        self.error: BaseException | None = None
+        self.message: str | None = None
+        self.reason, self.signal_name, self.update_index = "steps", None, first_update
+        self.losses: dict[str, float] = {}
+
+    def train(self) -> dict[str, Any]:
+        self.updates()
+        return self.finish()
+
+    def updates(self) -> None:
+        """Update until solved or out of steps or time, or until something stops the run: how it
+        stopped is left in reason, signal_name, lost, error and message."""
+        try:
+            while not self.out_of_budget() and not self.one_update():
+                pass
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
+            self.hold.start()  # first: a second Ctrl-C must wait for the save
+            self.reason, self.signal_name = "interrupted", getattr(stop, "signal_name", None)
+        except distributed.RankLost as lost_rank:  # another rank is gone: save what this one has, then raise
+            self.hold.start()
+            self.lost = lost_rank
+        except Exception as e:  # a worker died, the disk filled, the run directory went, a NaN loss
+            self.hold.start()
+            self.reason, self.error = "error", e
+            self.message = failure.describe(e, self.update_index, self.run_dir)
+
+    def out_of_budget(self) -> bool:
+        """Out of steps, or of time (reason "time")."""
+        if self.run.steps >= self.tc["total_timesteps"]:
+            return True
+        if self.tc["max_seconds"] and self.group.elapsed(self.start) >= self.tc["max_seconds"]:
+            self.reason = "time"
+            return True
+        return False
+
+    def one_update(self) -> bool:
+        """Collect, then (unless solved and stopping) advantages and update, a checkpoint when one
+        is due, then the hooks. True when the run is solved and stops."""
+        tc, run, optimizer = self.tc, self.run, self.optimizer
+        self.update_index += 1
+        if tc["anneal_lr"]:
+            frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
+            optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
+        t0, s0 = time.perf_counter(), run.steps
+        collect(run)
+        self.group.sync(run, self.start)
+        solved = run.solved(self.solved_score)
+        if solved and tc["stop_when_solved"]:
+            self.reason = "solved"
+        else:
+            adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
+            with self.group.watch():
+                self.losses = update(self.agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
+            failure.check_losses(self.update_index, self.losses)
+        if self.saver is not None and self.saver.due(self.update_index):
+            self.save()
+        if self.hooks:
+            self.call_hooks(solved, (run.steps - s0) / max(time.perf_counter() - t0, 1e-9))
+        return self.reason == "solved"
+
+    def call_hooks(self, solved: bool, sps: float) -> None:
+        info = progress(
+            self.env_name,
+            self.cfg,
+            self.run,
+            self.update_index,
+            self.start,
+            sps,
+            self.solved_score,
+            solved,
+            self.losses,
+        )
+        info["learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        for hook in self.hooks:
+            hook(info)
+
+    def save(self) -> Path:
+        run = self.run
         mean_return = run.window_mean("episode_return")
-        state = resume.snapshot(run, optimizer, update_index, time.perf_counter() - start, tc["seed"])
-        saved = checkpoint.save(
-            run_dir,
-            env_name,
-            cfg,
-            policy,
+        elapsed = time.perf_counter() - self.start
+        state = resume.snapshot(run, self.optimizer, self.update_index, elapsed, self.tc["seed"])
+        self.saved = checkpoint.save(
+            self.run_dir,
+            self.env_name,
+            self.cfg,
+            self.policy,
             run.steps,
-            update_index,
+            self.update_index,
             mean_return,
             normalize.state(run.vecenv),
             state,
         )
-        saver.saved(saved, mean_return)
-        return saved
+        self.saver.saved(self.saved, mean_return)
+        return self.saved
 
-    try:
-        while True:
-            if run.steps >= tc["total_timesteps"]:
-                break
-            if tc["max_seconds"] and group.elapsed(start) >= tc["max_seconds"]:
-                reason = "time"
-                break
-            update_index += 1
-            if tc["anneal_lr"]:
-                frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
-                optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
-            t0, s0 = time.perf_counter(), run.steps
-            collect(run)
-            group.sync(run, start)
-            solved = run.solved(solved_score)
-            if solved and tc["stop_when_solved"]:
-                reason = "solved"
-            else:
-                adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-                with group.watch():
-                    losses = update(agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
-                failure.check_losses(update_index, losses)
-            if saver is not None and saver.due(update_index):
-                save()
-            if hooks:
-                sps = (run.steps - s0) / max(time.perf_counter() - t0, 1e-9)
-                info = progress(env_name, cfg, run, update_index, start, sps, solved_score, solved, losses)
-                info["learning_rate"] = optimizer.param_groups[0]["lr"]
-                for hook in hooks:
-                    hook(info)
-            if reason == "solved":
-                break
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
-        hold.start()  # first: a second Ctrl-C must wait for the save
-        reason, signal_name = "interrupted", getattr(stop, "signal_name", None)
-    except distributed.RankLost as lost_rank:  # another rank is gone: save what this one has, then raise
-        hold.start()
-        lost = lost_rank
-    except Exception as e:  # a worker died, the disk filled, the run directory went, a NaN loss
-        hold.start()
-        reason, error, message = "error", e, failure.describe(e, update_index, run_dir)
-    hold.start()
-    seconds = time.perf_counter() - start
-    mean_return = run.window_mean("episode_return")
-    if saver is not None and not isinstance(error, failure.NonFiniteLoss):
+    def finish(self) -> dict[str, Any]:
+        """The final save (not after a non-finite loss: those weights are not worth keeping), then
+        the summary; a lost rank is raised as RankLost, an error as failure.TrainingError."""
+        self.hold.start()
+        seconds = time.perf_counter() - self.start
+        mean_return = self.run.window_mean("episode_return")
+        if self.saver is not None and not isinstance(self.error, failure.NonFiniteLoss):
+            self.final_save()
+        if self.lost is not None:
+            self.lost.checkpoint = None if self.saved is None else str(self.saved)
+            raise self.lost
+        summary = self.summary(seconds, mean_return)
+        if self.message is not None:
+            summary["error"] = self.message
+            raise failure.TrainingError(self.message, summary) from self.error
+        return summary
+
+    def final_save(self) -> None:
+        """save(); a save that fails is the run's error, or adds to the one it already has."""
         try:
-            save()
+            self.save()
         except checkpoint.CheckpointSaveError as e:
-            if message is None:
-                reason, error, message = "error", e, str(e)
-            elif run_dir.is_dir() and not isinstance(error, checkpoint.CheckpointSaveError):
-                message += f"; {e}"
-    if lost is not None:
-        lost.checkpoint = None if saved is None else str(saved)
-        raise lost
-    summary = {
-        "env": env_name,
-        "steps": run.steps,
-        "seconds": round(seconds, 3),
-        "sps": round(run.steps / seconds, 1),
-        "mean_return": None if mean_return is None else round(mean_return, 4),
-        "solved": run.solved(solved_score),
-        "solved_score": solved_score,
-        "solve_metric": tc["solve_metric"],
-        "score": _round(run.score()),
-        "stop_reason": reason,
-        "signal": signal_name,
-        "episodes": run.episodes,
-        "updates": update_index,
-        "device": run.device,
-        "seed": tc["seed"],
-        "checkpoint": None if saved is None else str(saved),
-    }
-    if message is not None:
-        summary["error"] = message
-        raise failure.TrainingError(message, summary) from error
-    return summary
+            if self.message is None:
+                self.reason, self.error, self.message = "error", e, str(e)
+            elif self.run_dir.is_dir() and not isinstance(self.error, checkpoint.CheckpointSaveError):
+                self.message += f"; {e}"
+
+    def summary(self, seconds: float, mean_return: float | None) -> dict[str, Any]:
+        run, tc = self.run, self.tc
+        return {
+            "env": self.env_name,
+            "steps": run.steps,
+            "seconds": round(seconds, 3),
+            "sps": round(run.steps / seconds, 1),
+            "mean_return": None if mean_return is None else round(mean_return, 4),
+            "solved": run.solved(self.solved_score),
+            "solved_score": self.solved_score,
+            "solve_metric": tc["solve_metric"],
+            "score": _round(run.score()),
+            "stop_reason": self.reason,
+            "signal": self.signal_name,
+            "episodes": run.episodes,
+            "updates": self.update_index,
+            "device": run.device,
+            "seed": tc["seed"],
+            "checkpoint": None if self.saved is None else str(self.saved),
+        }
 
 
 def progress(
