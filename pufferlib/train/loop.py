@@ -275,6 +275,7 @@ class _Training:
             self.losses,
         )
         info["learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        info["policy"], info["vecenv"] = self.policy, self.run.vecenv  # train.video_interval plays the policy
         for hook in self.hooks:
             hook(info)
 

@@ -112,10 +112,6 @@ def test_wandb_gets_the_video(tmp_path, monkeypatch):
     assert len(logged) == 1 and logged[0].suffix == next((tmp_path / "videos").iterdir()).suffix
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="loop.py does not yet hand its hooks the policy: progress['policy'], progress['vecenv']",
-)
 def test_puffer_train_writes_videos(tmp_path):
     """As a user runs it: `puffer train --train.video-interval 2` leaves videos/ and the image summary."""
     env = {
