@@ -97,7 +97,7 @@ def test_gpu_host_facts_turn_warnings_into_failures() -> None:
     # Debian 12's 535 driver against the cuda image's CUDA (its label), or PyPI's CUDA 13 before it is built.
     old = doctor.Host(client=client, info=info, gpus=["0000:01:00.0"], driver="535.309.01", probe=False)
     verdict = doctor.check_driver_vs_cuda(old)
-    built = doctor._image(client, image_ref("lib", "cuda")) or doctor._image(
+    built = doctor.local_image(client, image_ref("lib", "cuda")) or doctor.local_image(
         client, image_ref("base", "cuda")
     )
     if built is None:  # nothing built yet: a warning about the build to come
