@@ -65,3 +65,50 @@ def test_a_failure_names_stage_step_and_reason(tmp_path) -> None:
 def test_a_build_past_its_timeout_is_stopped(tmp_path) -> None:
     with pytest.raises(BuildFailed, match="did not finish within 1 s"):
         _run(_cli(PLAIN, sleep=30), tmp_path, timeout=1)
+
+
+def _slow_step_cli(pause: float) -> BuildCli:
+    """A client whose RUN step prints one line, goes quiet for `pause` seconds, then finishes."""
+    code = (
+        "import sys, time\n"
+        "def say(text): sys.stdout.write(text + '\\n'); sys.stdout.flush()\n"
+        "say('#4 [envs 3/3] RUN pip install -c envs.txt nle minigrid')\n"
+        "say('#4 0.512 Collecting nle==1.3.0')\n"
+        f"time.sleep({pause})\n"
+        "say('#4 DONE 2.5s')\n"
+    )
+    return BuildCli(sys.executable, (sys.executable, "-c", code), (), "buildx", "test")
+
+
+def test_a_long_step_shows_its_elapsed_time_and_latest_line(tmp_path) -> None:
+    shown: list[str] = []
+    run_buildkit(
+        _slow_step_cli(3.6),
+        ["."],
+        stage="envs",
+        timeout=60,
+        verbose=False,
+        log=shown.append,
+        log_file=tmp_path / "b.log",
+        heartbeat=1,
+    )
+    beats = [line for line in shown if " running " in line]
+    assert len(beats) >= 2, shown  # one a second while the step was quiet (off a TTY: shown is a list)
+    assert all("[envs 3/3] RUN pip install" in line and "| Collecting nle==1.3.0" in line for line in beats)
+    assert beats[0].split(" running ")[1].startswith(("0m01s", "0m02s")), beats
+    assert shown[-1].endswith("2.5s")  # the finished line still comes, after the heartbeats
+
+
+def test_no_heartbeat_for_a_step_that_finished(tmp_path) -> None:
+    shown: list[str] = []
+    run_buildkit(
+        _cli(PLAIN, sleep=2.2),  # every step done at once, then the client lingers
+        ["."],
+        stage="lib",
+        timeout=60,
+        verbose=False,
+        log=shown.append,
+        log_file=tmp_path / "b.log",
+        heartbeat=1,
+    )
+    assert not [line for line in shown if " running " in line], shown

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -114,6 +115,11 @@ def find_build_cli() -> BuildCli:
 _STEP_RE = re.compile(r"^#(\d+) \[([^\]]+)\] (.*)$")
 _DONE_RE = re.compile(r"^#(\d+) (DONE [\d.]+s|CACHED)$")
 _ERROR_RE = re.compile(r"^#(\d+) ERROR: (.*)$")
+_OUTPUT_RE = re.compile(r"^#(\d+) [\d.]+ (.*\S.*)$")  # a step's own output: "#12 31.05 Collecting numpy"
+
+# A step that runs longer than this says so, with its latest output line, every this many seconds: a cold
+# envs stage's pip step takes many minutes and BuildKit's plain output may go quiet for long stretches.
+HEARTBEAT_S = 15.0
 
 
 class BuildFailed(TankError):
@@ -134,8 +140,10 @@ def run_buildkit(
     verbose: bool,
     log: Log,
     log_file: Path,
+    heartbeat: float = HEARTBEAT_S,
 ) -> tuple[int, int]:
-    """Run one build, printing one line per step; on failure raise naming the stage, step and log tail.
+    """Run one build, printing one line per step (and, every `heartbeat` seconds, each step still running
+    with its elapsed time and latest output line); on failure raise naming the stage, step and log tail.
 
     Returns (RUN/COPY steps, how many of them came from the cache): a build with none cached is cold.
     """
@@ -155,7 +163,12 @@ def run_buildkit(
             env=env,
             start_new_session=True,
         )
-        rc = _follow(proc, record, progress, timeout, timed_out)
+        beat = _Heartbeat(progress, heartbeat)
+        beat.start()
+        try:
+            rc = _follow(proc, record, progress, timeout, timed_out)
+        finally:
+            beat.stop()
     if timed_out.is_set():
         raise BuildFailed(
             f"stage {stage}: the build did not finish within {timeout:.0f} s and was stopped. "
@@ -179,15 +192,25 @@ class _Progress:
     done: dict[str, bool] = field(default_factory=dict)  # step id -> came from the cache
     failed: list[tuple[str, str]] = field(default_factory=list)  # (step id, reason)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=4000))
+    started: dict[str, float] = field(default_factory=dict)  # step id -> time.monotonic() of its first line
+    latest: dict[str, str] = field(default_factory=dict)  # step id -> its latest output line
+    lock: threading.Lock = field(default_factory=threading.Lock)  # feed (reader) vs still_running (heartbeat)
 
     def feed(self, line: str) -> None:
         """One line of output: remembered, shown in full (verbose) or as one line per finished step."""
+        with self.lock:
+            self._feed(line)
+
+    def _feed(self, line: str) -> None:
         self.tail.append(line)
         if self.verbose:
             self.log(f"  {self.stage} | {line}")
         if m := _STEP_RE.match(line):
             if not m.group(2).startswith("internal") and m.group(1) not in self.steps:
                 self.steps[m.group(1)] = f"[{m.group(2)}] {m.group(3)}"
+                self.started[m.group(1)] = time.monotonic()
+        elif (m := _OUTPUT_RE.match(line)) and m.group(1) in self.steps:
+            self.latest[m.group(1)] = m.group(2)
         elif (m := _DONE_RE.match(line)) and m.group(1) in self.steps:
             self.done[m.group(1)] = m.group(2) == "CACHED"
             if not self.verbose:
@@ -195,6 +218,22 @@ class _Progress:
                 self.log(f"  {self.stage:<4} {one_line(self.steps[m.group(1)], 90)}  {took}")
         elif m := _ERROR_RE.match(line):
             self.failed.append((m.group(1), m.group(2)))
+
+    def still_running(self, older_than: float) -> list[str]:
+        """One line per step running for more than `older_than` seconds: elapsed time, latest output."""
+        now = time.monotonic()
+        with self.lock:
+            lines = []
+            for step_id, begun in self.started.items():
+                if step_id in self.done or step_id in dict(self.failed) or now - begun < older_than:
+                    continue
+                minutes, seconds = divmod(int(now - begun), 60)
+                latest = self.latest.get(step_id, "(no output yet)")
+                lines.append(
+                    f"  {self.stage:<4} {one_line(self.steps[step_id], 60)}  running {minutes}m{seconds:02d}s"
+                    f"  | {one_line(latest, 70)}"
+                )
+            return lines
 
     def failure(self, log_file: Path) -> BuildFailed:
         """The error for a failed build: the step that failed, BuildKit's reason, that step's last lines."""
@@ -218,6 +257,30 @@ class _Progress:
             if re.match(r"\[[^\]]*\] (RUN|COPY|ADD)\b", text) and i in self.done
         ]
         return len(work), sum(self.done[i] for i in work)
+
+
+class _Heartbeat:
+    """Every `interval` seconds, the steps of `progress` still running (TTY or not: a pipe to a log or a
+    CI console needs it as much as a terminal). Shown in verbose mode too: a quiet step prints nothing."""
+
+    def __init__(self, progress: _Progress, interval: float) -> None:
+        self.progress, self.interval = progress, interval
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="build-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        if self.interval > 0:
+            self.thread.start()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.interval):
+            for line in self.progress.still_running(self.interval):
+                self.progress.log(line)
 
 
 def _follow(
