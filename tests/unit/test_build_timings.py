@@ -55,13 +55,18 @@ def _row(text: str, what: str) -> list[str]:
 
 def test_cpu_budgets(monkeypatch) -> None:
     opts = BuildOptions(variant="cpu")
-    images = {opts.tag("lib"): (3.0, {"puffertank.debian-base": "debian:12"}), "debian:12": (0.5, {})}
-    text = _report(monkeypatch, "cpu", images)
+    text = _report(monkeypatch, "cpu", {opts.tag("lib"): (3.0, {})})
     assert f"{opts.tag('base'):<28} not built" in text
     assert _row(text, "lib rebuild")[-1] == "OVER"  # 12.5 s against 10 s
     assert "2.00 s (median of 3, now)" in text
-    assert "2.50 GB (3.00 - 0.50)" in text and _row(text, "cpu lib image")[-1] == "ok"
-    assert "9.0 min (last, 2026-01-01T00:00:00)" in text and _row(text, "cpu chain")[-1] == "ok"
+    assert _row(text, "cpu lib image")[-3:] == ["3.00", "GB", "ok"]  # the whole image, against 3.3 GB
+    assert "9.0 min (last, 2026-01-01T00:00:00)" in text and _row(text, "cpu chain")[-1] == "OVER"  # 8 min
+
+
+def test_an_image_over_its_size_budget(monkeypatch) -> None:
+    opts = BuildOptions(variant="cpu")
+    text = _report(monkeypatch, "cpu", {opts.tag("lib"): (3.4, {})})
+    assert _row(text, "cpu lib image")[-3:] == ["3.40", "GB", "OVER"]
 
 
 def test_cuda_without_images_measures_nothing(monkeypatch) -> None:
