@@ -279,6 +279,51 @@ def tooling() -> str:
     return "tensorboard SummaryWriter, optuna study, matplotlib Agg, tomli-w"
 
 
+def slimevolley() -> str:
+    import numpy as np
+    import slimevolleygym.slimevolley as sv
+
+    sv.setPixelObsMode()  # OpenCV drawing on a NumPy canvas (pyglet would need a display)
+    env = sv.SlimeVolleyEnv()
+    env.seed(0)
+    obs = env.reset()
+    obs, reward, done, info = env.step([1, 0, 1])
+    if np.asarray(obs).shape != (12,):
+        raise AssertionError(f"SlimeVolley state observation {np.shape(obs)}, expected (12,)")
+    return frame_ok(env.render(mode="state"), (84, 168, 3), "SlimeVolley frame")
+
+
+def pyboy() -> str:
+    """PyBoy runs a cartridge we write here (the check cannot import pufferlib's generator, which is not
+    installed yet): the Nintendo logo, a header checksum and a loop that draws a checkerboard."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # PyBoy's notice that it uses pysdl2-dll's SDL2
+    from pyboy import PyBoy
+
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes.fromhex("00C35001")
+    rom[0x104:0x134] = bytes.fromhex(
+        "CEED6666CC0D000B03730083000C000D0008111F8889000EDCCC6EE6DDDDD999BBBB67636E0EECCCDDDC999FBBB9333E"
+    )
+    # LCD off; tile 1 solid; map = checkerboard of tiles 0/1; palette; LCD on; then loop forever.
+    code = "F3 F044FE9020FA AFE040 2110800610 3EFF 220520FC 2100980E00 0600 78A9E601220478FE2020F5 0C79FE2020ED"
+    code += " 3EE4E047 3E91E040 18FE"
+    rom[0x150 : 0x150 + len(code.replace(" ", "")) // 2] = bytes.fromhex(code.replace(" ", ""))
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - (0x14D - 0x134)) & 0xFF
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "check.gb")
+        with open(path, "wb") as f:
+            f.write(rom)
+        pb = PyBoy(path, window="null", sound_emulated=False)
+        try:
+            pb.tick(150, True)
+            frame = pb.screen.ndarray[:, :, :3].copy()
+        finally:
+            pb.stop(save=False)
+    return frame_ok(frame, (144, 160, 3), "PyBoy frame")
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "gymnasium (classic control)": gymnasium_env("CartPole-v1"),
     "ale-py (Atari)": gymnasium_env("ALE/Pong-v5", module="ale_py"),
@@ -305,6 +350,8 @@ CHECKS: dict[str, Callable[[], str]] = {
     "griddly (vector and Vulkan sprites)": griddly,
     "stable-retro (Airstriker-Genesis)": retro,
     "tensorboard, optuna, matplotlib, tomli-w": tooling,
+    "slimevolleygym (Slime Volleyball)": slimevolley,
+    "pyboy (Pokémon Red binding, generated test ROM)": pyboy,
 }
 
 

@@ -31,6 +31,8 @@ PACKAGES=(
   tensorboard optuna matplotlib tomli-w
   # Ray Tune (`puffer sweep`): its requirements beside ray (pandas above; fsspec is in the base stage)
   pyarrow fsspec pydantic
+  # Slime Volleyball (old gym API; cv2 for its drawing), Pokémon Red on PyBoy
+  slimevolleygym opencv-python-headless pyboy
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite)

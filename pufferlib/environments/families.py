@@ -119,6 +119,20 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("stable-retro",),
         checks=("stable-retro (Airstriker-Genesis)",),
     ),
+    Family(
+        "slimevolley",
+        "slimevolley",
+        ("slimevolleygym", "gym", "opencv-python-headless"),
+        reported=("slimevolleygym",),
+        checks=("slimevolleygym (Slime Volleyball)",),
+    ),
+    Family(
+        "pokemon_red",
+        "pokemon_red",
+        ("pyboy",),
+        reported=("pyboy",),
+        checks=("pyboy (Pokémon Red binding, generated test ROM)",),
+    ),
 )
 
 
