@@ -287,7 +287,7 @@ def slimevolley() -> str:
     env = sv.SlimeVolleyEnv()
     env.seed(0)
     obs = env.reset()
-    obs, reward, done, info = env.step([1, 0, 1])
+    obs, *_ = env.step([1, 0, 1])
     if np.asarray(obs).shape != (12,):
         raise AssertionError(f"SlimeVolley state observation {np.shape(obs)}, expected (12,)")
     return frame_ok(env.render(mode="state"), (84, 168, 3), "SlimeVolley frame")
@@ -307,7 +307,9 @@ def pyboy() -> str:
         "CEED6666CC0D000B03730083000C000D0008111F8889000EDCCC6EE6DDDDD999BBBB67636E0EECCCDDDC999FBBB9333E"
     )
     # LCD off; tile 1 solid; map = checkerboard of tiles 0/1; palette; LCD on; then loop forever.
-    code = "F3 F044FE9020FA AFE040 2110800610 3EFF 220520FC 2100980E00 0600 78A9E601220478FE2020F5 0C79FE2020ED"
+    code = (
+        "F3 F044FE9020FA AFE040 2110800610 3EFF 220520FC 2100980E00 0600 78A9E601220478FE2020F5 0C79FE2020ED"
+    )
     code += " 3EE4E047 3E91E040 18FE"
     rom[0x150 : 0x150 + len(code.replace(" ", "")) // 2] = bytes.fromhex(code.replace(" ", ""))
     rom[0x14D] = (-sum(rom[0x134:0x14D]) - (0x14D - 0x134)) & 0xFF

@@ -18,7 +18,7 @@ ingredients (the RAM addresses of its ram_map):
 - `state=PATH`: a PyBoy save state to start every episode from (e.g. one past the intro); without
   it episodes start at power-on (after PyBoy's boot ROM).
 
-Seeding: full. PyBoy is deterministic; `reset(seed)` draws 0-29 idle frames from the seed before the
+Seeding: full. PyBoy is deterministic; `reset(seed)` draws 1-30 idle frames from the seed before the
 first observation, so the same seed gives the same episode and different seeds different starts.
 
 `pokemon_red/testrom` runs the same binding on a ROM of our own that the binding writes
@@ -85,7 +85,9 @@ def find_rom(rom: str | os.PathLike | None = None) -> Path:
         return path
     where = os.environ.get(ROMS_ENV, "")
     if not where:
-        raise EnvironmentSetupError(f"pokemon_red/PokemonRed-v0 needs its ROM, and {ROMS_ENV} is not set: {ROM_HINT}")
+        raise EnvironmentSetupError(
+            f"pokemon_red/PokemonRed-v0 needs its ROM, and {ROMS_ENV} is not set: {ROM_HINT}"
+        )
     root = Path(where)
     if root.is_file():
         return root
@@ -123,11 +125,15 @@ class GameBoy(gymnasium.Env):
         self, rom: str | os.PathLike, state: str | None = None, frame_skip: int = 24, max_steps: int = 20_480
     ) -> None:
         if frame_skip < PRESS_FRAMES or max_steps < 1:
-            raise ValueError(f"frame_skip must be >= {PRESS_FRAMES} and max_steps >= 1, got {frame_skip}, {max_steps}")
+            raise ValueError(
+                f"frame_skip must be >= {PRESS_FRAMES} and max_steps >= 1, got {frame_skip}, {max_steps}"
+            )
         data = Path(rom).read_bytes()
         bad = gbrom.problems(data)
         if bad:
-            raise EnvironmentSetupError(f"pokemon_red: {rom} is not a Game Boy ROM ({'; '.join(bad)}): {ROM_HINT}")
+            raise EnvironmentSetupError(
+                f"pokemon_red: {rom} is not a Game Boy ROM ({'; '.join(bad)}): {ROM_HINT}"
+            )
         if state is not None and not Path(state).is_file():
             raise EnvironmentSetupError(f"pokemon_red: no save state file at {state} (state=...)")
         self.title = gbrom.title(data)

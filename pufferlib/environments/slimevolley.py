@@ -171,7 +171,7 @@ class SelfPlay:
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0) -> PufferEnv:
-    """A Slime Volleyball task: SlimeVolley-v0 (state), SlimeVolleyPixel-v0 (frames) or SlimeVolley-selfplay."""
+    """A Slime Volleyball task: SlimeVolley-v0 (state), SlimeVolleyPixel-v0 (frames), SlimeVolley-selfplay."""
     if name not in TASKS:
         raise ValueError(f"Unknown Slime Volleyball task {name!r}; one of {', '.join(TASKS)}")
     if name == "SlimeVolley-selfplay":
