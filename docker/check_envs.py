@@ -326,6 +326,41 @@ def pyboy() -> str:
     return frame_ok(frame, (144, 160, 3), "PyBoy frame")
 
 
+def microrts() -> str:
+    """The JVM starts with MicroRTS's jars, and its batched client resets and steps 2 games, masks and all."""
+    import gym_microrts
+    import jpype
+    import numpy as np
+    from jpype.imports import registerDomain
+
+    root = os.path.join(gym_microrts.__path__[0], "microrts")
+    registerDomain("ts", alias="tests")
+    registerDomain("ai")
+    jpype.addClassPath(os.path.join(root, "microrts.jar"))
+    jpype.startJVM("-Djava.awt.headless=true", convertStrings=False)
+    from ai import PassiveAI
+    from ai.core import AI
+    from ai.rewardfunction import RewardFunctionInterface, WinLossRewardFunction
+    from jpype.types import JArray, JInt
+    from rts.units import UnitTypeTable
+    from ts import JNIGridnetVecClient
+
+    utt = UnitTypeTable()
+    rewards = JArray(RewardFunctionInterface)([WinLossRewardFunction()])
+    bots = JArray(AI)([PassiveAI(), PassiveAI()])
+    client = JNIGridnetVecClient(0, 2, 100, rewards, root, "maps/8x8/basesWorkers8x8.xml", bots, utt, False)
+    try:
+        obs = np.asarray(client.reset([0, 0]).observation)
+        masks = np.asarray(client.getMasks(0))
+        noop = JArray(JArray(JArray(JInt)))([JArray(JArray(JInt))([]), JArray(JArray(JInt))([])])
+        client.gameStep(noop, [0, 0])
+    finally:
+        client.close()
+    if obs.shape != (2, 5, 8, 8) or masks.shape != (2, 8, 8, 79) or not masks[..., 0].any():
+        raise AssertionError(f"MicroRTS observation {obs.shape}, masks {masks.shape} (no unit may act)")
+    return f"8x8 observation planes {obs.shape[1:]}, masks {masks.shape[1:]}"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "gymnasium (classic control)": gymnasium_env("CartPole-v1"),
     "ale-py (Atari)": gymnasium_env("ALE/Pong-v5", module="ale_py"),
@@ -354,6 +389,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "tensorboard, optuna, matplotlib, tomli-w": tooling,
     "slimevolleygym (Slime Volleyball)": slimevolley,
     "pyboy (Pokémon Red binding, generated test ROM)": pyboy,
+    "gym-microrts (MicroRTS on the JVM, masks)": microrts,
 }
 
 
