@@ -26,7 +26,9 @@ Seeding: partial. Maps and starts are fixed and the game is deterministic, but M
 bots (`randomBiasedAI`, `randomAI`) draw from Java's unseeded Random; against the scripted bots
 (`workerRushAI`, `lightRushAI`, `passiveAI`, ...) the same actions give the same games.
 
-One JVM per process (JPype cannot start a second): it starts with the first env and stays up.
+The games run in a child process of each env (pufferlib.environments._child, a fresh interpreter
+with a JVM of its own): JPype allows one JVM per process, never restarted, and a JVM does not survive
+fork(), so a vector worker forked from a process whose JVM ran would hang in its first Java call.
 Rendering needs AWT with a display, so there are no frames here.
 """
 
@@ -45,6 +47,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib import spaces as pspaces
+from pufferlib.environments import _child
 from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
@@ -66,6 +69,7 @@ MAPS = {
 # bot name -> the Java class gym_microrts.microrts_ai builds (the ones that need no extra setup)
 BOTS = ("randomBiasedAI", "randomAI", "passiveAI", "workerRushAI", "lightRushAI", "coacAI", "naiveMCTSAI")
 REGISTERED = ("8x8", "10x10")
+START_TIMEOUT = 120.0  # seconds for the child to start its JVM and the games
 
 
 def _root() -> Path:
@@ -158,6 +162,80 @@ class MicroRTS(BatchedGames):
         self._start_client(opponent, max_steps, root)
 
     def _start_client(self, opponent: str, max_steps: int, root: Path) -> None:
+        try:
+            self._env = _child.Child(
+                "pufferlib.environments.microrts:serve",
+                (self.name, self.num_agents, opponent, max_steps),
+                what=f"microrts/{self.name}",
+                timeout=START_TIMEOUT,
+            )
+        except _child.ChildError as e:
+            raise EnvironmentSetupError(str(e)) from None
+        self.unit_types = self._env.detail
+
+    def _observe(self, raw: np.ndarray, masks: np.ndarray) -> None:
+        """Write the one-hot planes and the masks of every game into the observation rows."""
+        planes = raw.reshape(self.num_agents, len(PLANES), self._cells)
+        planes = np.clip(planes, 0, np.array(PLANES)[None, :, None] - 1)
+        offsets = np.cumsum((0, *PLANES))[:-1]
+        onehot = np.zeros((self.num_agents, self._cells, sum(PLANES)), np.uint8)
+        rows, cells = np.indices((self.num_agents, self._cells))
+        for i, offset in enumerate(offsets):
+            onehot[rows, cells, planes[:, i] + offset] = 1
+        self._struct["obs"] = onehot.reshape(self.num_agents, self.height, self.width, -1)
+        masks = masks.reshape(self.num_agents, self._cells, -1)
+        self._source = masks[:, :, 0].astype(bool)  # cells with a unit of ours that can act now
+        action_masks = masks[:, :, 1:].copy()
+        start = 0
+        for n in UNIT_ACTION:  # a branch with no legal action allows only action 0
+            branch = action_masks[:, :, start : start + n]
+            branch[:, :, 0] |= ~branch.any(-1)
+            start += n
+        self._struct["action_mask"] = action_masks.reshape(self.num_agents, -1)
+
+    def reset(self, seed: int | None = None):
+        self._reset_seed(seed)
+        self._steps[:] = 0
+        self._observe(*self._env.call("reset"))
+        return self._started_with(self.observations)
+
+    def step(self, actions):
+        if not self._started:
+            return self._actions(actions)  # raises: step() before reset()
+        actions = np.asarray(actions).reshape(self.num_agents, -1)
+        nvec = self.single_action_space.nvec
+        if actions.shape[1] != nvec.size or ((actions < 0) | (actions >= nvec)).any():
+            from pufferlib import APIUsageError
+
+            raise APIUsageError(
+                f"microrts/{self.name}: actions must be {self.num_agents} rows of {nvec.size} integers "
+                f"within MultiDiscrete({UNIT_ACTION} per cell), got shape {actions.shape}"
+            )
+        per_cell = actions.reshape(self.num_agents, self._cells, len(UNIT_ACTION))
+        planes, masks, raw, done = self._env.call("step", (per_cell, self._source))
+        self._steps += 1
+        timeout = done & (self._steps >= self.max_steps)
+        self._steps[done] = 0
+        self._observe(planes, masks)
+        self.rewards[:] = raw @ self._weights
+        self.terminals[:] = done & ~timeout
+        self.truncations[:] = timeout
+        infos = self._stats.step(self.rewards, done, lambda i: {"win": float(raw[i, 0] > 0)})
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def render(self):
+        return None
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+
+
+class _Engine:
+    """The Java side, in the child: JNIGridnetVecClient's games, their planes, masks, rewards and ends."""
+
+    def __init__(self, name: str, num_envs: int, opponent: str, max_steps: int) -> None:
         _jvm()
         from ai.core import AI
         from ai.rewardfunction import (
@@ -183,101 +261,50 @@ class MicroRTS(BatchedGames):
             ProduceCombatUnitRewardFunction,
         )
         rewards = JArray(RewardFunctionInterface)([f() for f in functions])
-        bots = JArray(AI)([_bot(opponent, utt) for _ in range(self.num_agents)])
-        # MicroRTS prints the map path and its reward array on stdout when a client starts.
-        with _quiet_stdout():
-            self._env = JNIGridnetVecClient(
-                0, self.num_agents, max_steps, rewards, str(root), MAPS[self.name], bots, utt, False
-            )
-        self.unit_types = len(json.loads(str(self._env.clients[0].sendUTT()))["unitTypes"])
+        bots = JArray(AI)([_bot(opponent, utt) for _ in range(num_envs)])
+        self.num_envs = num_envs
+        self.client = JNIGridnetVecClient(
+            0, num_envs, max_steps, rewards, str(_root()), MAPS[name], bots, utt, False
+        )
+        self.unit_types = len(json.loads(str(self.client.clients[0].sendUTT()))["unitTypes"])
 
-    def _observe(self, raw: Any) -> None:
-        """Write the one-hot planes and the masks of every game into the observation rows."""
-        planes = np.asarray(raw).reshape(self.num_agents, len(PLANES), self._cells)
-        planes = np.clip(planes, 0, np.array(PLANES)[None, :, None] - 1)
-        offsets = np.cumsum((0, *PLANES))[:-1]
-        onehot = np.zeros((self.num_agents, self._cells, sum(PLANES)), np.uint8)
-        rows, cells = np.indices((self.num_agents, self._cells))
-        for i, offset in enumerate(offsets):
-            onehot[rows, cells, planes[:, i] + offset] = 1
-        self._struct["obs"] = onehot.reshape(self.num_agents, self.height, self.width, -1)
-        masks = np.asarray(self._env.getMasks(0), np.uint8).reshape(self.num_agents, self._cells, -1)
-        self._source = masks[:, :, 0].astype(bool)  # cells with a unit of ours that can act now
-        action_masks = masks[:, :, 1:].copy()
-        start = 0
-        for n in UNIT_ACTION:  # a branch with no legal action allows only action 0
-            branch = action_masks[:, :, start : start + n]
-            branch[:, :, 0] |= ~branch.any(-1)
-            start += n
-        self._struct["action_mask"] = action_masks.reshape(self.num_agents, -1)
+    def _masks(self) -> np.ndarray:
+        return np.asarray(self.client.getMasks(0), np.uint8)
 
-    def reset(self, seed: int | None = None):
-        self._reset_seed(seed)
-        responses = self._env.reset([0] * self.num_agents)
-        self._steps[:] = 0
-        self._observe(responses.observation)
-        return self._started_with(self.observations)
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        responses = self.client.reset([0] * self.num_envs)
+        return np.asarray(responses.observation, np.int32), self._masks()
 
-    def _java_actions(self, actions: np.ndarray) -> Any:
+    def step(self, per_cell: np.ndarray, source: np.ndarray) -> tuple:
         from jpype.types import JArray, JInt
 
-        per_cell = actions.reshape(self.num_agents, self._cells, len(UNIT_ACTION))
         games = []
-        for game in range(self.num_agents):
-            cells = np.flatnonzero(self._source[game])
+        for game in range(self.num_envs):
+            cells = np.flatnonzero(source[game])
             units = np.concatenate((cells[:, None], per_cell[game, cells]), 1).astype(np.int32)
             games.append(JArray(JArray(JInt))([JArray(JInt)(unit.tolist()) for unit in units]))
-        return JArray(JArray(JArray(JInt)))(games)
-
-    def step(self, actions):
-        if not self._started:
-            return self._actions(actions)  # raises: step() before reset()
-        actions = np.asarray(actions).reshape(self.num_agents, -1)
-        nvec = self.single_action_space.nvec
-        if actions.shape[1] != nvec.size or ((actions < 0) | (actions >= nvec)).any():
-            from pufferlib import APIUsageError
-
-            raise APIUsageError(
-                f"microrts/{self.name}: actions must be {self.num_agents} rows of {nvec.size} integers "
-                f"within MultiDiscrete({UNIT_ACTION} per cell), got shape {actions.shape}"
-            )
-        responses = self._env.gameStep(self._java_actions(actions), [0] * self.num_agents)
-        raw = np.asarray(responses.reward, np.float32).reshape(self.num_agents, -1)
-        done = np.asarray(responses.done, bool).reshape(self.num_agents, -1)[:, 0]
-        self._steps += 1
-        timeout = done & (self._steps >= self.max_steps)
-        self._steps[done] = 0
-        self._observe(responses.observation)
-        self.rewards[:] = raw @ self._weights
-        self.terminals[:] = done & ~timeout
-        self.truncations[:] = timeout
-        infos = self._stats.step(self.rewards, done, lambda i: {"win": float(raw[i, 0] > 0)})
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def render(self):
-        return None
-
-    def close(self) -> None:
-        if self._env is not None:
-            self._env.close()
-            self._env = None
+        responses = self.client.gameStep(JArray(JArray(JArray(JInt)))(games), [0] * self.num_envs)
+        raw = np.asarray(responses.reward, np.float32).reshape(self.num_envs, -1)
+        done = np.asarray(responses.done, bool).reshape(self.num_envs, -1)[:, 0]
+        return np.asarray(responses.observation, np.int32), self._masks(), raw, done
 
 
-class _quiet_stdout:
-    """Silence the JVM's stdout (file descriptor 1) while MicroRTS starts a client."""
+def serve(fd: int) -> None:
+    """The child of a MicroRTS env (pufferlib.environments._child runs it). MicroRTS prints on stdout
+    (map paths, reward arrays), which would mix with the parent's output: the child's goes to /dev/null."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
 
-    def __enter__(self) -> None:
-        import sys
+    def build(init: tuple) -> tuple:
+        engine = _Engine(*init)
 
-        sys.stdout.flush()
-        self._saved = os.dup(1)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
+        def handle(command: str, arg: Any) -> Any:
+            return engine.reset() if command == "reset" else engine.step(*arg)
 
-    def __exit__(self, *exc: object) -> None:
-        os.dup2(self._saved, 1)
-        os.close(self._saved)
+        return handle, engine.unit_types
+
+    _child.serve(fd, build)
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:

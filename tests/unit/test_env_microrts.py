@@ -1,6 +1,6 @@
 """Gym-MicroRTS binding: Java's batched client as one native multi-env, its invalid-action masks end to end
 (the policy never samples a masked action), deterministic games against a scripted bot, time-outs as
-truncations. One JVM serves the whole test process (JPype cannot start a second)."""
+truncations. Each env runs its games in a child process with a JVM of its own."""
 
 import numpy as np
 import pytest
