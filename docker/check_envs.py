@@ -279,6 +279,88 @@ def tooling() -> str:
     return "tensorboard SummaryWriter, optuna study, matplotlib Agg, tomli-w"
 
 
+def slimevolley() -> str:
+    import numpy as np
+    import slimevolleygym.slimevolley as sv
+
+    sv.setPixelObsMode()  # OpenCV drawing on a NumPy canvas (pyglet would need a display)
+    env = sv.SlimeVolleyEnv()
+    env.seed(0)
+    obs = env.reset()
+    obs, *_ = env.step([1, 0, 1])
+    if np.asarray(obs).shape != (12,):
+        raise AssertionError(f"SlimeVolley state observation {np.shape(obs)}, expected (12,)")
+    return frame_ok(env.render(mode="state"), (84, 168, 3), "SlimeVolley frame")
+
+
+def pyboy() -> str:
+    """PyBoy runs a cartridge we write here (the check cannot import pufferlib's generator, which is not
+    installed yet): the Nintendo logo, a header checksum and a loop that draws a checkerboard."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # PyBoy's notice that it uses pysdl2-dll's SDL2
+    from pyboy import PyBoy
+
+    rom = bytearray(0x8000)
+    rom[0x100:0x104] = bytes.fromhex("00C35001")
+    rom[0x104:0x134] = bytes.fromhex(
+        "CEED6666CC0D000B03730083000C000D0008111F8889000EDCCC6EE6DDDDD999BBBB67636E0EECCCDDDC999FBBB9333E"
+    )
+    # LCD off; tile 1 solid; map = checkerboard of tiles 0/1; palette; LCD on; then loop forever.
+    code = (
+        "F3 F044FE9020FA AFE040 2110800610 3EFF 220520FC 2100980E00 0600 78A9E601220478FE2020F5 0C79FE2020ED"
+    )
+    code += " 3EE4E047 3E91E040 18FE"
+    rom[0x150 : 0x150 + len(code.replace(" ", "")) // 2] = bytes.fromhex(code.replace(" ", ""))
+    rom[0x14D] = (-sum(rom[0x134:0x14D]) - (0x14D - 0x134)) & 0xFF
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "check.gb")
+        with open(path, "wb") as f:
+            f.write(rom)
+        pb = PyBoy(path, window="null", sound_emulated=False)
+        try:
+            pb.tick(150, True)
+            frame = pb.screen.ndarray[:, :, :3].copy()
+        finally:
+            pb.stop(save=False)
+    return frame_ok(frame, (144, 160, 3), "PyBoy frame")
+
+
+def microrts() -> str:
+    """The JVM starts with MicroRTS's jars, and its batched client resets and steps 2 games, masks and all."""
+    import gym_microrts
+    import jpype
+    import numpy as np
+    from jpype.imports import registerDomain
+
+    root = os.path.join(gym_microrts.__path__[0], "microrts")
+    registerDomain("ts", alias="tests")
+    registerDomain("ai")
+    jpype.addClassPath(os.path.join(root, "microrts.jar"))
+    jpype.startJVM("-Djava.awt.headless=true", convertStrings=False)
+    from ai import PassiveAI
+    from ai.core import AI
+    from ai.rewardfunction import RewardFunctionInterface, WinLossRewardFunction
+    from jpype.types import JArray, JInt
+    from rts.units import UnitTypeTable
+    from ts import JNIGridnetVecClient
+
+    utt = UnitTypeTable()
+    rewards = JArray(RewardFunctionInterface)([WinLossRewardFunction()])
+    bots = JArray(AI)([PassiveAI(), PassiveAI()])
+    client = JNIGridnetVecClient(0, 2, 100, rewards, root, "maps/8x8/basesWorkers8x8.xml", bots, utt, False)
+    try:
+        obs = np.asarray(client.reset([0, 0]).observation)
+        masks = np.asarray(client.getMasks(0))
+        noop = JArray(JArray(JArray(JInt)))([JArray(JArray(JInt))([]), JArray(JArray(JInt))([])])
+        client.gameStep(noop, [0, 0])
+    finally:
+        client.close()
+    if obs.shape != (2, 5, 8, 8) or masks.shape != (2, 8, 8, 79) or not masks[..., 0].any():
+        raise AssertionError(f"MicroRTS observation {obs.shape}, masks {masks.shape} (no unit may act)")
+    return f"8x8 observation planes {obs.shape[1:]}, masks {masks.shape[1:]}"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "gymnasium (classic control)": gymnasium_env("CartPole-v1"),
     "ale-py (Atari)": gymnasium_env("ALE/Pong-v5", module="ale_py"),
@@ -305,6 +387,9 @@ CHECKS: dict[str, Callable[[], str]] = {
     "griddly (vector and Vulkan sprites)": griddly,
     "stable-retro (Airstriker-Genesis)": retro,
     "tensorboard, optuna, matplotlib, tomli-w": tooling,
+    "slimevolleygym (Slime Volleyball)": slimevolley,
+    "pyboy (Pokémon Red binding, generated test ROM)": pyboy,
+    "gym-microrts (MicroRTS on the JVM, masks)": microrts,
 }
 
 

@@ -31,9 +31,15 @@ PACKAGES=(
   tensorboard optuna matplotlib tomli-w
   # Ray Tune (`puffer sweep`): its requirements beside ray (pandas above; fsspec is in the base stage)
   pyarrow fsspec pydantic
+  # Slime Volleyball (old gym API; cv2 for its drawing), Pokémon Red on PyBoy
+  slimevolleygym opencv-python-headless pyboy
+  # Gym-MicroRTS's bridge to the JVM (gym-microrts itself follows --no-deps: it requires gym<0.19)
+  JPype1
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite)
+# gym-microrts requires gym<0.19 (procgen needs 0.26); it needs only JPype1 (above) and its own jars.
+NO_DEPS+=(gym-microrts)
 # Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
 # required by gym3 (procgen2) for its video recorder alone, which nothing here uses. `pip install
 # imageio-ffmpeg` in a container brings it back. envs.txt accepts the `pip check` line this leaves.

@@ -23,6 +23,8 @@ install_system_packages() {
   engine_apt_install mesa-vulkan-drivers
   # the native Ocean envs compile at `pip install -e .` (build_ext.py) and their tests build sanitizer harnesses
   engine_apt_install gcc libc6-dev python3-dev
+  # Gym-MicroRTS runs MicroRTS on a JVM, as in the image
+  engine_apt_install openjdk-17-jre-headless
 }
 
 install_python() {
@@ -38,6 +40,9 @@ install_python() {
     -e "${REPO}[common,tank,dev,ray,sweep,wandb,neptune]"
   # craftax without its plain-pygame requirement (pygame-ce is installed; see pyproject's craftax extra)
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" craftax
+  # gym-microrts without its gym<0.19 requirement (gym 0.26 is installed; see pyproject's microrts extra)
+  "$VENV/bin/pip" install -q --disable-pip-version-check -c "$REPO/docker/constraints/envs.txt" JPype1
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" gym-microrts
 }
 
 lint() {

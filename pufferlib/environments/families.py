@@ -119,6 +119,29 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("stable-retro",),
         checks=("stable-retro (Airstriker-Genesis)",),
     ),
+    Family(
+        "slimevolley",
+        "slimevolley",
+        ("slimevolleygym", "gym", "opencv-python-headless"),
+        reported=("slimevolleygym",),
+        checks=("slimevolleygym (Slime Volleyball)",),
+    ),
+    Family(
+        "pokemon_red",
+        "pokemon_red",
+        ("pyboy",),
+        reported=("pyboy",),
+        checks=("pyboy (Pokémon Red binding, generated test ROM)",),
+    ),
+    Family(
+        "microrts",
+        "microrts",
+        ("JPype1",),
+        no_deps=("gym-microrts",),  # it requires gym<0.19; it runs on gym 0.26 (only its jars are used)
+        reported=("gym-microrts", "JPype1"),
+        checks=("gym-microrts (MicroRTS on the JVM, masks)",),
+        common=False,  # its gym<0.19 requirement clashes with procgen's gym 0.26: installed --no-deps
+    ),
 )
 
 
