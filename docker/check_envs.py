@@ -279,6 +279,24 @@ def tooling() -> str:
     return "tensorboard SummaryWriter, optuna study, matplotlib Agg, tomli-w"
 
 
+def nmmo() -> str:
+    import nmmo
+
+    class Config(nmmo.config.Small, nmmo.config.AllGameSystems):
+        PLAYER_N = 16
+
+    with tempfile.TemporaryDirectory() as maps:  # nmmo writes its generated maps here
+        config = Config()
+        config.set("PATH_MAPS", maps)
+        env = nmmo.Env(config, seed=0)
+        obs, _ = env.reset(seed=0)
+        agents = len(obs)
+        for _ in range(20):
+            env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+        env.close()
+    return f"Small x {agents} agents, {len(env.agents)} alive after 20 random steps"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "gymnasium (classic control)": gymnasium_env("CartPole-v1"),
     "ale-py (Atari)": gymnasium_env("ALE/Pong-v5", module="ale_py"),
@@ -305,6 +323,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "griddly (vector and Vulkan sprites)": griddly,
     "stable-retro (Airstriker-Genesis)": retro,
     "tensorboard, optuna, matplotlib, tomli-w": tooling,
+    "nmmo (Neural MMO)": nmmo,
 }
 
 

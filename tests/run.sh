@@ -38,6 +38,13 @@ install_python() {
     -e "${REPO}[common,tank,dev,ray,sweep,wandb,neptune]"
   # craftax without its plain-pygame requirement (pygame-ce is installed; see pyproject's craftax extra)
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" craftax
+  # Neural MMO: vec-noise built the legacy way (its setup.py fails under PEP 517), nmmo without its pins
+  # (numpy==1.23.3, gymnasium==0.29.1, ...), then its runtime deps (pyproject's nmmo extra)
+  local pins=(-c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt")
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" wheel cython
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-use-pep517 "${pins[@]}" vec-noise
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${pins[@]}" nmmo
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[nmmo]"
 }
 
 lint() {

@@ -119,6 +119,16 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("stable-retro",),
         checks=("stable-retro (Airstriker-Genesis)",),
     ),
+    Family(
+        "nmmo",
+        "nmmo",
+        # nmmo's runtime deps (it installs --no-deps: it pins numpy, gymnasium, pettingzoo, scipy and its
+        # test tools); vec-noise (an sdist with C code) is built into a wheel in Dockerfile.envs
+        ("ordered-set", "dill", "vec-noise"),
+        no_deps=("nmmo",),
+        reported=("nmmo",),
+        checks=("nmmo (Neural MMO)",),
+    ),
 )
 
 
