@@ -22,7 +22,8 @@ direction, sell item and price, use), in the same order as the masks; the defaul
 Population: agents die (starvation, combat, NPCs) and do not respawn within an episode; a dead
 agent's row stays, zeroed and masked (`env.masks` False), until the next reset. The episode ends
 when every agent is gone (terminals) or at the horizon (truncations). Reward: nmmo's default task
-per agent (stay alive: 1.0 when it survives to the horizon), as nmmo defines it.
+per agent, survival (TickGE(HORIZON)): 1/HORIZON for each tick alive. Infos at each game's end: the
+episode return and length, and nmmo's per-task `task/.../reward` and `.../completed`.
 
 Seeding: full. `reset(seed)` regenerates the map from its fractal and spawns agents from the seed.
 nmmo writes the maps it generates to disk: each env gets a temporary folder of its own (removed when
