@@ -39,7 +39,7 @@ class Family:
     no_deps: tuple[str, ...] = ()  # pip names installed --no-deps (their runtime deps are in `image`)
     reported: tuple[str, ...] = ()  # distributions whose versions the matrix report shows
     checks: tuple[str, ...] = ()  # docker/check_envs.py check names that prove the family in the image
-    common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame)
+    common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame; nor nmmo)
 
 
 FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
@@ -128,7 +128,10 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         no_deps=("nmmo",),
         reported=("nmmo",),
         checks=("nmmo (Neural MMO)",),
+        common=False,  # nmmo itself installs --no-deps, after the extra (tests/run.sh)
     ),
+    Family("kinetix"),  # catalogued as unavailable: kinetix.py and docs/environments.md say why
+    Family("dm_lab"),  # catalogued as unavailable: no Python 3.11 build (dm_lab.py)
 )
 
 
