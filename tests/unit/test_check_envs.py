@@ -71,7 +71,7 @@ def test_pip_check_fails_on_any_other_broken_requirement(tmp_path):
 
 
 def test_install_envs_installs_from_the_wheels_folder_only_when_given():
-    """--wheels DIR (Dockerfile.envs: the nmmo-wheels stage's nmmo and vec-noise) reaches both pip installs."""
+    """--wheels DIR (Dockerfile.envs: the nmmo-wheels stage, nmmo and vec-noise) reaches both installs."""
 
     def dry(*args: str) -> list[str]:
         out = subprocess.run(
@@ -86,5 +86,6 @@ def test_install_envs_installs_from_the_wheels_folder_only_when_given():
     assert len(with_wheels) == 2 and all("--find-links /tmp/w" in line for line in with_wheels)
     assert "nmmo" in with_wheels[1].split() and "--no-deps" in with_wheels[1]
     assert not any("--find-links" in line for line in dry())
-    bad = subprocess.run(["bash", str(DOCKER / "install-envs.sh"), "--wheels"], capture_output=True, text=True)
+    script = str(DOCKER / "install-envs.sh")
+    bad = subprocess.run(["bash", script, "--wheels"], capture_output=True, text=True)
     assert bad.returncode != 0 and "--wheels needs a directory" in bad.stderr
