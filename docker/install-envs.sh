@@ -35,8 +35,7 @@ PACKAGES=(
   ordered-set dill vec-noise
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
-NO_DEPS=(craftax flax bsuite)
-NO_DEPS+=(nmmo)  # it pins numpy 1.23, gymnasium 0.29, pettingzoo 1.24 (constraints/envs.txt, Neural MMO)
+NO_DEPS=(craftax flax bsuite nmmo)
 # Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
 # required by gym3 (procgen2) for its video recorder alone, which nothing here uses. `pip install
 # imageio-ffmpeg` in a container brings it back. envs.txt accepts the `pip check` line this leaves.
