@@ -27,7 +27,7 @@ episode return and length, and nmmo's per-task `task/.../reward` and `.../comple
 
 Seeding: full. `reset(seed)` regenerates the map from its fractal and spawns agents from the seed.
 nmmo writes the maps it generates to disk: each env gets a temporary folder of its own (removed when
-the env is closed or collected), not nmmo's default `maps/` under the working directory.
+the env is collected, or at exit), not nmmo's default `maps/` under the working directory.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
         raise
     env = PettingZooPufferEnv(env=game, buf=buf, seed=seed)
     env.maps_dir = cfg.PATH_MAPS
-    weakref.finalize(env, shutil.rmtree, cfg.PATH_MAPS, True)  # on close()'s collection or exit
+    weakref.finalize(env, shutil.rmtree, cfg.PATH_MAPS, True)  # when the env is collected, or at exit
     return env
 
 
