@@ -359,6 +359,22 @@ def microrts() -> str:
     if obs.shape != (2, 5, 8, 8) or masks.shape != (2, 8, 8, 79) or not masks[..., 0].any():
         raise AssertionError(f"MicroRTS observation {obs.shape}, masks {masks.shape} (no unit may act)")
     return f"8x8 observation planes {obs.shape[1:]}, masks {masks.shape[1:]}"
+def nmmo() -> str:
+    import nmmo
+
+    class Config(nmmo.config.Small, nmmo.config.AllGameSystems):
+        PLAYER_N = 16
+
+    with tempfile.TemporaryDirectory() as maps:  # nmmo writes its generated maps here
+        config = Config()
+        config.set("PATH_MAPS", maps)
+        env = nmmo.Env(config, seed=0)
+        obs, _ = env.reset(seed=0)
+        agents = len(obs)
+        for _ in range(20):
+            env.step({agent: env.action_space(agent).sample() for agent in env.agents})
+        env.close()
+    return f"Small x {agents} agents, {len(env.agents)} alive after 20 random steps"
 
 
 CHECKS: dict[str, Callable[[], str]] = {
@@ -390,6 +406,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "slimevolleygym (Slime Volleyball)": slimevolley,
     "pyboy (Pokémon Red binding, generated test ROM)": pyboy,
     "gym-microrts (MicroRTS on the JVM, masks)": microrts,
+    "nmmo (Neural MMO)": nmmo,
 }
 
 

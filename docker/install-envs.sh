@@ -4,7 +4,7 @@
 # that every family makes, resets and steps.
 #
 #   bash docker/install-envs.sh                                # install and check, as the venv's owner
-#   bash docker/install-envs.sh --as puffer --strip-with DIR   # what Dockerfile.envs runs, as root (below)
+#   bash docker/install-envs.sh --as puffer --strip-with DIR --wheels DIR  # what Dockerfile.envs runs, as root
 #   bash docker/install-envs.sh --dry-run                      # print the commands only
 #
 # --as USER (run as root): give USER a folder of its own in the pip cache, then continue as USER. The
@@ -35,9 +35,11 @@ PACKAGES=(
   slimevolleygym opencv-python-headless pyboy
   # Gym-MicroRTS's bridge to the JVM (gym-microrts itself follows --no-deps: it requires gym<0.19)
   JPype1
+  # Neural MMO's runtime deps (nmmo follows --no-deps; vec-noise and nmmo come as wheels: --wheels)
+  ordered-set dill vec-noise
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
-NO_DEPS=(craftax flax bsuite)
+NO_DEPS=(craftax flax bsuite nmmo)
 # gym-microrts requires gym<0.19 (procgen needs 0.26); it needs only JPype1 (above) and its own jars.
 NO_DEPS+=(gym-microrts)
 # Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
@@ -48,6 +50,7 @@ UNINSTALL=(imageio-ffmpeg)
 DRY_RUN=0
 STRIP_ROOT=""
 RUN_AS=""
+WHEELS=""  # --wheels DIR: wheels built in Dockerfile.envs's nmmo-wheels stage (vec-noise and nmmo are sdists)
 run() {
   if [ "$DRY_RUN" = 1 ]; then echo "+ $*"; else "$@"; fi
 }
@@ -75,8 +78,10 @@ setup_pip() {
 }
 
 install_packages() {
-  run pip install "${constraints[@]}" "${PACKAGES[@]}"
-  run pip install --no-deps "${constraints[@]}" "${NO_DEPS[@]}"
+  local links=()
+  if [ -n "$WHEELS" ]; then links=(--find-links "$WHEELS"); fi
+  run pip install "${links[@]}" "${constraints[@]}" "${PACKAGES[@]}"
+  run pip install --no-deps "${links[@]}" "${constraints[@]}" "${NO_DEPS[@]}"
   run pip uninstall -q -y "${UNINSTALL[@]}"
 }
 
@@ -131,13 +136,15 @@ main() {
       --dry-run) DRY_RUN=1 ;;
       --strip-with) STRIP_ROOT=${2:?--strip-with needs a directory}; shift ;;
       --as) RUN_AS=${2:?--as needs a user}; shift ;;
-      *) echo "install-envs: unknown argument $1 (use --dry-run, --strip-with DIR, --as USER)" >&2; return 2 ;;
+      --wheels) WHEELS=${2:?--wheels needs a directory}; shift ;;
+      *) echo "install-envs: unknown argument $1 (use --dry-run, --strip-with DIR, --as USER, --wheels DIR)" >&2; return 2 ;;
     esac
     shift
   done
   if [ -n "$RUN_AS" ] && [ "$(id -u)" = 0 ]; then
     local again=(--strip-with "$STRIP_ROOT")
     if [ -z "$STRIP_ROOT" ]; then again=(); fi
+    if [ -n "$WHEELS" ]; then again+=(--wheels "$WHEELS"); fi
     if [ "$DRY_RUN" = 1 ]; then again+=(--dry-run); fi
     continue_as "$RUN_AS" "${again[@]}"
   fi

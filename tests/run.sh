@@ -43,6 +43,13 @@ install_python() {
   # gym-microrts without its gym<0.19 requirement (gym 0.26 is installed; see pyproject's microrts extra)
   "$VENV/bin/pip" install -q --disable-pip-version-check -c "$REPO/docker/constraints/envs.txt" JPype1
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" gym-microrts
+  # Neural MMO: vec-noise built the legacy way (its setup.py fails under PEP 517), nmmo without its pins
+  # (numpy==1.23.3, gymnasium==0.29.1, ...), then its runtime deps (pyproject's nmmo extra)
+  local pins=(-c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt")
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" wheel cython
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-use-pep517 "${pins[@]}" vec-noise
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${pins[@]}" nmmo
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[nmmo]"
 }
 
 lint() {

@@ -33,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     width = max(len(r["name"]) for r in rows)
     for r in rows:
-        status = "ok" if r["available"] else f"missing {', '.join(r['missing'])}: {r['install_hint']}"
+        if r["unavailable"]:
+            status = f"unavailable: {r['unavailable']}"
+        else:
+            status = "ok" if r["available"] else f"missing {', '.join(r['missing'])}: {r['install_hint']}"
         kind = "multi" if r["multiagent"] else "single"
         print(f"{r['name']:<{width}}  {kind:<6}  {status}")
     available = sum(r["available"] for r in rows)

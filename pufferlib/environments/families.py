@@ -39,7 +39,7 @@ class Family:
     no_deps: tuple[str, ...] = ()  # pip names installed --no-deps (their runtime deps are in `image`)
     reported: tuple[str, ...] = ()  # distributions whose versions the matrix report shows
     checks: tuple[str, ...] = ()  # docker/check_envs.py check names that prove the family in the image
-    common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame)
+    common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame; nor nmmo)
 
 
 FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
@@ -142,6 +142,19 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         checks=("gym-microrts (MicroRTS on the JVM, masks)",),
         common=False,  # its gym<0.19 requirement clashes with procgen's gym 0.26: installed --no-deps
     ),
+    Family(
+        "nmmo",
+        "nmmo",
+        # nmmo's runtime deps (it installs --no-deps: it pins numpy, gymnasium, pettingzoo, scipy and its
+        # test tools); vec-noise (an sdist with C code) is built into a wheel in Dockerfile.envs
+        ("ordered-set", "dill", "vec-noise"),
+        no_deps=("nmmo",),
+        reported=("nmmo",),
+        checks=("nmmo (Neural MMO)",),
+        common=False,  # nmmo itself installs --no-deps, after the extra (tests/run.sh)
+    ),
+    Family("kinetix"),  # catalogued as unavailable: kinetix.py and docs/environments.md say why
+    Family("dm_lab"),  # catalogued as unavailable: no Python 3.11 build (dm_lab.py)
 )
 
 

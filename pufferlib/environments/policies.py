@@ -290,3 +290,92 @@ class MAgent(_Policy):
             observations if self.native is None else nativize_tensor(observations, self.native)["observation"]
         )
         return self.proj(self.view_net(view.float().permute(0, 3, 1, 2)))
+
+
+def _signed_log(x: torch.Tensor) -> torch.Tensor:
+    """sign(x) * log(1 + |x|): game counters (hit points, gold, levels, ids) on one small scale."""
+    x = x.float()
+    return x.sign() * torch.log1p(x.abs())
+
+
+class NMMO(_Policy):
+    """Neural MMO: the 15x15 tiles through a convnet over their materials, each set of rows (entities in
+    sight, inventory, market, messages) through a shared per-row MLP and a max over rows, the task
+    embedding through a Linear; the logits of every action argument are masked with the observation's
+    `ActionTargets` (which targets, items, prices and directions are legal now).
+    """
+
+    SETS = {"Entity": 64, "Inventory": 32, "Market": 32, "Communication": 16}  # name -> per-row width
+
+    def __init__(self, env, hidden_size: int = 256, materials: int = 32) -> None:
+        super().__init__()
+        self.native = _structured(env, ("Tile", "Entity", "Task", "ActionTargets"), "NMMO policy")
+        self.materials = materials
+        tiles = self.native["Tile"][1][0]
+        self.side = math.isqrt(tiles)
+        if self.side * self.side != tiles:
+            raise ValueError(f"NMMO policy needs a square tile view; this env has {tiles} tiles")
+        self.tile_embed = nn.Embedding(materials, 8)
+        self.tile_net = nn.Sequential(
+            layer_init(nn.Conv2d(8, 32, 3, stride=2)),
+            nn.ReLU(),
+            layer_init(nn.Conv2d(32, 32, 3, stride=2)),
+            nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.sets = nn.ModuleDict(
+            {
+                name: nn.Sequential(layer_init(nn.Linear(self.native[name][1][1], width)), nn.ReLU())
+                for name, width in self.SETS.items()
+                if name in self.native
+            }
+        )
+        self.task_net = nn.Sequential(layer_init(nn.Linear(self.native["Task"][1][0], 32)), nn.ReLU())
+        self.mask_keys = self._leaves(self.native["ActionTargets"])
+        nvec = getattr(env.single_action_space, "nvec", None)
+        width = sum(math.prod(spec[1]) for spec in self.mask_keys)
+        if nvec is None or int(sum(nvec)) != width:
+            raise ValueError(
+                f"NMMO policy: the action space {env.single_action_space} does not match ActionTargets "
+                f"({width} mask entries)"
+            )
+        with torch.no_grad():
+            features = self._features(_zeros(env)).shape[1]
+        self.proj = nn.Sequential(layer_init(nn.Linear(features, hidden_size)), nn.ReLU())
+        self._heads(env, hidden_size)
+
+    @staticmethod
+    def _leaves(tree: dict) -> list:
+        out = []
+        for spec in tree.values():
+            out += NMMO._leaves(spec) if isinstance(spec, dict) else [spec]
+        return out
+
+    def _mask(self, observations: torch.Tensor) -> torch.Tensor:
+        """ActionTargets as one (batch, sum(nvec)) tensor, in the action space's order."""
+        x = nativize_tensor(observations, self.native)["ActionTargets"]
+        leaves: list[torch.Tensor] = []
+
+        def walk(tree):
+            for value in tree.values():
+                walk(value) if isinstance(value, dict) else leaves.append(value.reshape(value.shape[0], -1))
+
+        walk(x)
+        return torch.cat(leaves, dim=1)
+
+    def _features(self, observations: torch.Tensor) -> torch.Tensor:
+        x = nativize_tensor(observations, self.native)
+        batch = observations.shape[0]
+        material = x["Tile"][..., -1].long().clamp(0, self.materials - 1)
+        tiles = self.tile_embed(material).reshape(batch, self.side, self.side, -1).permute(0, 3, 1, 2)
+        parts = [self.tile_net(tiles)]
+        parts += [net(_signed_log(x[name])).amax(dim=1) for name, net in self.sets.items()]
+        parts.append(self.task_net(torch.nan_to_num(x["Task"].float())))
+        return torch.cat(parts, dim=1)
+
+    def encode_observations(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.proj(self._features(observations))
+
+    def forward(self, observations: torch.Tensor):
+        logits, value = self.decode_actions(self.encode_observations(observations))
+        return _mask_logits(logits, self._mask(observations)), value

@@ -46,6 +46,8 @@ class Binding:
     pixels: tuple[int, ...] = ()
     native: bool = False  # a C Ocean env: backend native runs vec.num_envs instances in one PufferEnv
     hint: str = ""  # how to make it available when that is not a pip extra
+    # Why no install can make it available here (a family catalogued, not bound: dm_lab, kinetix); "": none
+    unavailable: str = ""
 
     @property
     def family(self) -> str:
@@ -62,9 +64,11 @@ class Binding:
         return [mod for mod in self.requires if importlib.util.find_spec(mod) is None]
 
     def available(self) -> bool:
-        return not self.missing()
+        return not self.unavailable and not self.missing()
 
     def make_env(self, **kwargs: Any) -> PufferEnv:
+        if self.unavailable:
+            raise EnvironmentSetupError(f"{self.name} is unavailable: {self.unavailable}")
         missing = self.missing()
         if missing:
             raise EnvironmentSetupError(
@@ -96,6 +100,7 @@ class Binding:
             "seeding": self.seeding,
             "pixels": list(self.pixels),
             "description": self.description,
+            "unavailable": self.unavailable,
         }
 
 

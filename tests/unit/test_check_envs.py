@@ -68,3 +68,24 @@ def test_pip_check_fails_on_any_other_broken_requirement(tmp_path):
     out = check_requirements(tmp_path, broken)
     assert out.returncode == 1
     assert broken in out.stderr and "docker/constraints/envs.txt" in out.stderr
+
+
+def test_install_envs_installs_from_the_wheels_folder_only_when_given():
+    """--wheels DIR (Dockerfile.envs: the nmmo-wheels stage, nmmo and vec-noise) reaches both installs."""
+
+    def dry(*args: str) -> list[str]:
+        out = subprocess.run(
+            ["bash", str(DOCKER / "install-envs.sh"), "--dry-run", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return [line for line in out.splitlines() if line.startswith("+ pip install")]
+
+    with_wheels = dry("--wheels", "/tmp/w")
+    assert len(with_wheels) == 2 and all("--find-links /tmp/w" in line for line in with_wheels)
+    assert "nmmo" in with_wheels[1].split() and "--no-deps" in with_wheels[1]
+    assert not any("--find-links" in line for line in dry())
+    script = str(DOCKER / "install-envs.sh")
+    bad = subprocess.run(["bash", script, "--wheels"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--wheels needs a directory" in bad.stderr

@@ -184,7 +184,7 @@ def test_install_envs_guard_goes_red_on_a_planted_mismatch(tmp_path):
     script.write_text(
         (DOCKER / "install-envs.sh")
         .read_text()
-        .replace("NO_DEPS=(craftax flax bsuite)", "NO_DEPS=(craftax flax)")
+        .replace("NO_DEPS=(craftax flax bsuite nmmo)", "NO_DEPS=(craftax flax nmmo)")
     )
     assert install_envs_mismatches(script) == ["bsuite: bsuite not in install-envs.sh NO_DEPS"]
 
