@@ -95,7 +95,9 @@ def server_config(token: str) -> dict:
             "port_retries": 0,
             "open_browser": False,
             "root_dir": containers.WORKSPACE,
+            "allow_root": True,  # --user host as root: the container is the sandbox Jupyter's refusal is for
         },
+        "LabApp": {"extension_manager": "readonly"},  # no PyPI searches from the tank (it may be offline)
     }
 
 

@@ -131,6 +131,7 @@ def test_a_busy_port_is_refused(lib_image, tmp_path):
 def test_a_notebook_runs_headless_and_draws_a_frame(lib_container, tmp_path):
     shutil.copy(NOTEBOOK, tmp_path / NOTEBOOK.name)
     tmp_path.chmod(0o777)  # the image's user writes the executed notebook back
+    (tmp_path / NOTEBOOK.name).chmod(0o666)
     lib_container.run_and_wait(
         ["bash", "-lc", f"jupyter execute --inplace {NOTEBOOK.name}"],
         volumes={str(tmp_path): {"bind": "/workspace", "mode": "rw"}},
