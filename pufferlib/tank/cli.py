@@ -19,6 +19,7 @@ from pufferlib.provenance import describe
 COMMAND_MODULES = (
     "pufferlib.tank.build.cli",
     "pufferlib.tank.shell",
+    "pufferlib.tank.lab",
     "pufferlib.tank.matrix",
     "pufferlib.tank.doctor",
     "pufferlib.tank.variant",
