@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.matrix_protocol import Result
+from pufferlib.tank.matrix_schema import SCHEMA
+from pufferlib.tank.report_since import since_html
 
 STATUS_COLOURS = {"pass": "#2e9e44", "fail": "#d03a2f", "skip": "#9aa0a6", "pending": "#f1f3f4"}
 
@@ -43,6 +45,7 @@ class Report:
     env_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each binding's container
     rows: list[Cell] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # see matrix.provenance
+    comparison: dict[str, Any] = field(default_factory=dict)  # against --baseline: matrix/baseline.py
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "skip": 0}
@@ -64,12 +67,13 @@ class Report:
         return any(row.status == "fail" for row in self.rows)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "counts": self.counts()}
+        return {"schema": SCHEMA, **asdict(self), "counts": self.counts()}
 
 
 def load(path: Path) -> Report:
     data = json.loads(Path(path).read_text())
     data.pop("counts", None)
+    data.pop("schema", None)
     rows = [Cell(**row) for row in data.pop("rows")]
     return Report(**data, rows=rows)
 
@@ -342,6 +346,7 @@ def render_html(report: Report) -> str:
 <h1>PufferTank integration matrix</h1>
 <p class="verdict {verdict}">{word}: {counts["fail"]} failed, {counts["pass"]} passed,
 {counts["skip"]} skipped of {len(report.rows)} cells ({len(envs)} bindings &times; {len(checks)} checks)</p>
+{since_html(report.comparison, lambda e, c: f"fail-{_slug(e)}-{_slug(c)}")}
 <table class="prov">{prov}</table>
 {skips}
 <p class="key">Under each check: bindings that passed it / bindings run, and the failures; FAIL links to

@@ -20,6 +20,7 @@ binding.py     run_binding(): one binding in one container, its cells as they la
 run.py         run_matrix(): the workers over every host, the report, the cleanup
 provenance.py  what ran, where and how, for the report
 progress.py    the live view (a rich table in a terminal, a line per binding otherwise)
+baseline.py    --baseline: a run compared with a previous one (noise band, moved pins, --fail-on)
 cli.py         the `puffertank matrix` subcommand
 """
 

@@ -11,6 +11,8 @@ from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank import variant as auto
 from pufferlib.tank.engine import TlsOptions, add_tls_arguments
 from pufferlib.tank.errors import UsageError
+from pufferlib.tank.matrix.baseline import check_fail_on, compare, load_baseline
+from pufferlib.tank.matrix.baseline import exit_status as baseline_status
 from pufferlib.tank.matrix.commands import registered_bindings
 from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image
 from pufferlib.tank.matrix.plan import Plan, select
@@ -67,6 +69,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--image", help="image to test (default puffertank/lib:<variant>)")
     p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="PREV",
+        help="compare every cell with a previous run (its matrix.json or report folder): new failures, "
+        "fixes, new or gone bindings, steps/s regressions beyond the noise band; versions that moved",
+    )
+    p.add_argument(
+        "--fail-on",
+        default="new-failure",
+        metavar="WHAT",
+        help="with --baseline, exit 1 on: new-failure (default), regression (or a new failure), any",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the report (matrix.json's content) on stdout; progress goes to stderr",
@@ -75,6 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    fail_on = check_fail_on(args.fail_on)
+    base = load_baseline(args.baseline) if args.baseline else None
     plan = _plan(args)
     out = sys.stderr if args.json else sys.stdout  # --json: stdout carries the report and nothing else
     try:
@@ -94,7 +111,11 @@ def main(args: argparse.Namespace) -> int:
             file=out,
         )
         return exit_status(exc)
+    if base is not None:
+        report.comparison = compare(report.to_json(), base)
     _summarise(report, args, out)
+    if base is not None:
+        return baseline_status(report.comparison, fail_on)
     return 1 if report.failed else 0
 
 
@@ -132,6 +153,12 @@ def _summarise(report: Report, args: argparse.Namespace, out) -> None:
         if row.status == "fail":
             first = row.detail.splitlines()[0] if row.detail else ""
             print(f"  FAIL {row.env} {row.check}: {first}", file=out)
+    if report.comparison:
+        counts = ", ".join(f"{n} {k}" for k, n in report.comparison["counts"].items() if n) or "no changes"
+        print(f"since baseline: {counts}", file=out)
+        for change in report.comparison["changes"]:
+            if change["kind"] in ("new-failure", "regression", "gone"):
+                print(f"  {change['kind'].upper()} {change['env']} {change['check']}", file=out)
     if args.report:
         paths = write_all(report, args.report)
         print("reports: " + ", ".join(str(p) for p in paths.values()), file=out)

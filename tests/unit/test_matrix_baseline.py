@@ -1,0 +1,123 @@
+"""The baseline comparison on a real run's matrix.json (tests/unit/data/matrix-ocean.json, recorded with
+`puffertank matrix --env ocean/squared --env ocean/cartpole --report DIR` on puffertank/lib:cpu): the
+10x, failed-cell and older-schema baselines are derived from it here, never written by hand."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from pufferlib.tank.errors import UsageError
+from pufferlib.tank.matrix.baseline import band, check_fail_on, compare, exit_status, load_baseline
+from pufferlib.tank.matrix_schema import SCHEMA
+from pufferlib.tank.report import load, render_html
+
+FIXTURE = Path(__file__).parent / "data" / "matrix-ocean.json"
+
+
+def today() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def timed(doc: dict) -> list[dict]:
+    return [r for r in doc["rows"] if r["status"] == "pass" and r.get("sps")]
+
+
+def test_the_fixture_is_a_real_run_of_this_schema():
+    doc = today()
+    assert doc["schema"] == SCHEMA and timed(doc), "the fixture must carry timed passing cells"
+
+
+def test_a_run_against_itself_has_no_changes():
+    doc = today()
+    result = compare(doc, copy.deepcopy(doc))
+    assert result["changes"] == [] and result["versions"] == []
+    assert exit_status(result, "any") == 0
+
+
+def test_a_baseline_with_ten_times_the_speed_reports_regressions():
+    doc, base = today(), today()
+    for row in timed(base):
+        row["sps"] *= 10
+    result = compare(doc, base)
+    assert result["counts"]["regression"] == len(timed(doc))
+    assert exit_status(result, "regression") == 1
+    assert exit_status(result, "new-failure") == 0  # the default only fails on new failures
+
+
+def test_a_failed_cell_in_the_baseline_is_reported_fixed():
+    doc, base = today(), today()
+    row = next(r for r in base["rows"] if r["status"] == "pass")
+    row["status"], row["detail"] = "fail", "AssertionError: planted"
+    result = compare(doc, base)
+    assert [(c["kind"], c["env"], c["check"]) for c in result["changes"]] == [
+        ("fixed", row["env"], row["check"])
+    ]
+
+
+def test_a_new_failure_fails_the_default_and_links_to_its_output(tmp_path):
+    doc, base = today(), today()
+    row = next(r for r in doc["rows"] if r["status"] == "pass")
+    row["status"], row["detail"] = "fail", "AssertionError: planted"
+    result = compare(doc, base)
+    assert result["changes"][0]["kind"] == "new-failure" and exit_status(result, "new-failure") == 1
+    (tmp_path / "matrix.json").write_text(json.dumps(doc))
+    report = load(tmp_path / "matrix.json")
+    report.comparison = result
+    page = render_html(report)
+    assert 'id="since"' in page and 'href="#fail-' in page.split('id="since"')[1].split("</ul>")[0]
+
+
+def test_a_moved_pin_and_a_gone_binding_are_listed():
+    doc, base = today(), today()
+    name = next(iter(base["versions"]))
+    base["versions"][name] = "0.0.1"
+    base["rows"].append({**base["rows"][0], "env": "test/retired"})
+    result = compare(doc, base)
+    assert result["versions"] == [{"name": name, "was": "0.0.1", "now": doc["versions"][name]}]
+    assert ("gone", "test/retired") in [(c["kind"], c["env"]) for c in result["changes"]]
+    assert exit_status(result, "any") == 1
+
+
+def test_the_noise_band_is_the_repeats_spread():
+    width, how = band([100.0, 110.0, 90.0], [100.0, 101.0])
+    assert how == "measured" and width == pytest.approx(2 * 20 / 100)
+    assert band([100.0], [100.0])[1] == "assumed"
+
+
+def test_an_older_or_newer_schema_is_a_usage_error(tmp_path):
+    for schema in (None, SCHEMA + 1):
+        doc = today()
+        if schema is None:
+            doc.pop("schema")
+        else:
+            doc["schema"] = schema
+        (tmp_path / "matrix.json").write_text(json.dumps(doc))
+        with pytest.raises(UsageError, match="schema") as err:
+            load_baseline(tmp_path)  # a report folder
+        assert err.value.exit_code == 2
+
+
+def test_bad_paths_and_fail_on_values_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match=r"no matrix\.json"):
+        load_baseline(tmp_path / "missing")
+    (tmp_path / "matrix.json").write_text("{not json")
+    with pytest.raises(UsageError, match="unreadable"):
+        load_baseline(tmp_path / "matrix.json")
+    with pytest.raises(UsageError, match="--fail-on"):
+        check_fail_on("sometimes")
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--baseline", "/nonexistent/reports"], "--baseline"), (["--fail-on", "sometimes"], "--fail-on")],
+)
+def test_the_command_line_exits_2_naming_the_flag(flags, named, capsys):
+    from pufferlib.tank.cli import main
+
+    assert main(["matrix", *flags]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Fix:" in err and "Traceback" not in err
