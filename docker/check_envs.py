@@ -359,6 +359,8 @@ def microrts() -> str:
     if obs.shape != (2, 5, 8, 8) or masks.shape != (2, 8, 8, 79) or not masks[..., 0].any():
         raise AssertionError(f"MicroRTS observation {obs.shape}, masks {masks.shape} (no unit may act)")
     return f"8x8 observation planes {obs.shape[1:]}, masks {masks.shape[1:]}"
+
+
 def nmmo() -> str:
     import nmmo
 
