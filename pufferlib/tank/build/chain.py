@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docker  # docker.errors comes with it
+from docker.models.images import Image
 
 from pufferlib.tank.build import timings
 from pufferlib.tank.build.buildkit import BuildCli, find_build_cli, run_buildkit
@@ -25,7 +26,7 @@ from pufferlib.tank.build.resolve import pip_settings, resolve_ca_bundle, resolv
 from pufferlib.tank.engine import get_client
 from pufferlib.tank.errors import TankError
 from pufferlib.tank.locks import machine_lock
-from pufferlib.tank.names import HASH_LABEL, hash_ref_pattern
+from pufferlib.tank.names import HASH_LABEL, STAGE_LABEL, hash_ref_pattern
 from pufferlib.tank.paths import cache_dir
 from pufferlib.tank.source import find_source_tree
 
@@ -102,7 +103,7 @@ def build_chain(
         results: dict[str, StageResult] = {}
         cli: BuildCli | None = None
         for plan in plan_chain(inputs):
-            existing = None if opts.no_cache else _find_by_hash(client, plan.content_hash)
+            existing = None if opts.no_cache else _find_by_hash(client, plan.stage.name, plan.content_hash)
             if existing is not None:
                 results[plan.stage.name] = _reuse(plan, existing, log)
             else:
@@ -115,7 +116,7 @@ def build_chain(
     return chain
 
 
-def _reuse(plan: StagePlan, image: docker.models.images.Image, log: Log) -> StageResult:
+def _reuse(plan: StagePlan, image: Image, log: Log) -> StageResult:
     for ref in (plan.tag, plan.hash_tag):
         image.tag(*ref.rsplit(":", 1))
     name = plan.stage.name
@@ -165,8 +166,11 @@ def _build(
     )
 
 
-def _find_by_hash(client: docker.DockerClient, content_hash: str) -> docker.models.images.Image | None:
-    images = client.images.list(filters={"label": f"{HASH_LABEL}={content_hash}"})
+def _find_by_hash(client: docker.DockerClient, stage: str, content_hash: str) -> Image | None:
+    """The image of `stage` with this content hash. The stage label too: an image built by hand FROM a stage
+    image inherits that image's hash label, and must not be taken for it."""
+    labels = [f"{HASH_LABEL}={content_hash}", f"{STAGE_LABEL}={stage}"]
+    images = client.images.list(filters={"label": labels})
     return images[0] if images else None
 
 
