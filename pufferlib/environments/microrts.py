@@ -325,7 +325,9 @@ def _binding(name: str) -> Binding:
         policy=Policy,
         requires=("gym_microrts", "jpype"),
         smoke=SmokeSpec(steps=128, seconds=120.0),
-        seeding="partial: the random bots draw from Java's unseeded Random (scripted bots are deterministic)",
+        # full against the scripted workerRushAI the bindings play (a fixed map, a deterministic game:
+        # gymnasium's check_env agrees); opponent="randomAI"/"randomBiasedAI" draw from Java's unseeded Random
+        seeding="full",
         description=f"Gym-MicroRTS {name} against workerRushAI: gridnet actions, invalid-action masks (JVM)",
     )
 
