@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from pufferlib.tank.build.chain import _find_by_hash
+
+pytestmark = pytest.mark.docker
 
 
 def test_a_hand_built_child_is_not_taken_for_its_parent_stage(docker_client, image_chain, namespace) -> None:
