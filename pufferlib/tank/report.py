@@ -31,6 +31,7 @@ class Cell(Result):
 
     host: str = ""
     error: bool = False  # the check never reported (the container crashed, hung, or its engine failed)
+    samples: list[float] = field(default_factory=list)  # steps/s of each repeat that passed (--repeats)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from pufferlib.tank.matrix_schema import check_schema
 FAIL_ON = ("new-failure", "regression", "any")
 NOISE_FACTOR = 2.0
 MIN_BAND = 0.05
-SINGLE_RUN_BAND = 0.5  # no repeats on either side: only a halving (or 1.5x) counts
+SINGLE_RUN_BAND = 0.5  # no repeats on either side: only below 1/1.5 (0.67x) or past 1.5x counts
 ORDER = ("new-failure", "regression", "gone", "new-binding", "fixed", "improvement")
 
 
@@ -99,7 +99,8 @@ def compare(now: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
                 width, how = band(a, b)
                 change.update(sps=statistics.median(a), was_sps=statistics.median(b), ratio=round(ratio, 3))
                 change.update(band=round(width, 3), band_kind=how)
-                if ratio < 1 - width:
+                # symmetric in log space: a band past 100 % (a noisy box) still catches a 10x drop
+                if ratio < 1 / (1 + width):
                     kind = "regression"
                 elif ratio > 1 + width:
                     kind = "improvement"

@@ -82,6 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="with --baseline, exit 1 on: new-failure (default), regression (or a new failure), any",
     )
     p.add_argument(
+        "--repeats",
+        type=int,
+        help="run each binding's container N times; timed cells keep every sample and report the median, "
+        "and their spread is the --baseline noise band (default 3 with --baseline, else 1)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the report (matrix.json's content) on stdout; progress goes to stderr",
@@ -123,6 +129,9 @@ def _plan(args: argparse.Namespace) -> Plan:
     """The plan the flags ask for, once they are checked, the hosts reached and the image found on each."""
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}", "pass --jobs 1 or more")
+    repeats = args.repeats if args.repeats is not None else (3 if args.baseline else 1)
+    if repeats < 1:
+        raise UsageError(f"--repeats must be >= 1, got {repeats}", "pass --repeats 1 or more")
     for plugin in args.plugin:
         if not plugin.is_file() or plugin.suffix != ".py":
             raise UsageError(
@@ -135,7 +144,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     for host in hosts:
         require_host_image(host, image, variant)
     plugins = [p.resolve() for p in args.plugin]
-    plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, gpus=args.gpus)
+    plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, repeats=repeats, gpus=args.gpus)
     plan.patterns = list(args.env)
     plan.command = ["puffertank", *getattr(args, "argv", sys.argv[1:])]
     return plan

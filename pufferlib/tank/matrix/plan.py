@@ -22,6 +22,7 @@ class Plan:
     timeout: float | None = None  # per binding; None = the binding's own smoke budget
     plugins: list[Path] = field(default_factory=list)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    repeats: int = 1  # containers per binding: the timed cells' spread is the baseline's noise band
     gpus: str = "auto"  # auto: GPUs requested for the cuda variant; all: always; none: never
     patterns: list[str] = field(default_factory=list)  # --env filters, for the report's provenance
     command: list[str] = field(default_factory=lambda: list(sys.argv))  # the exact command line, likewise

@@ -32,6 +32,7 @@ def provenance(plan: Plan) -> dict:
         "command": shlex.join(plan.command),
         "run": {
             "jobs": plan.jobs,
+            "repeats": plan.repeats,
             "filters": list(plan.patterns),
             "plugins": [p.name for p in plan.plugins],
             "timeout": plan.timeout,

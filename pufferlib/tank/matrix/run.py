@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import queue
+import statistics
 import threading
 import time
 
@@ -79,8 +80,21 @@ class Run:
 
     def on_cell(self, cell: Cell) -> None:
         with self.lock:
+            if cell.status == "pass" and cell.sps:
+                cell.samples = [cell.sps]
             self.report.rows.append(cell)
             self.progress.update(cell)
+
+    def on_repeat(self, cell: Cell) -> None:
+        """A cell of a repeated run: its steps/s joins the first run's cell, whose figure becomes the median.
+        What a repeat fails is not recorded: the first run decides the status."""
+        if cell.status != "pass" or not cell.sps:
+            return
+        with self.lock:
+            for row in self.report.rows:
+                if (row.env, row.check, row.host) == (cell.env, cell.check, cell.host) and row.samples:
+                    row.samples.append(cell.sps)
+                    row.sps = statistics.median(row.samples)
 
     def worker(self, host: Host) -> None:
         """Take bindings off the queue and run them on `host` until none is left or the run stops."""
@@ -92,6 +106,9 @@ class Run:
             self.progress.started(binding["name"], host.url)
             try:
                 seconds = run_binding(host, self.plan, binding, self.on_cell, self.stop)
+                for _ in range(self.plan.repeats - 1):
+                    if not self.stop.is_set():
+                        run_binding(host, self.plan, binding, self.on_repeat, self.stop)
             except Exception as exc:  # a broken daemon: fail this binding's cells, keep going
                 seconds = 0.0
                 for cell in failed_cells(binding["name"], (), f"{type(exc).__name__}: {exc}", host.url):
