@@ -87,16 +87,17 @@ install_packages() {
 
 # `pip check`, less the unmet requirements envs.txt accepts on purpose ("# unmet: " lines).
 check_requirements() {
-  if [ "$DRY_RUN" = 1 ]; then echo "+ pip check (less the '# unmet:' lines of constraints/envs.txt)"; return; fi
+  if [ "$DRY_RUN" = 1 ]; then echo "+ pip check (less the '# unmet:' lines of constraints/*.txt)"; return; fi
   local accepted found unexpected
-  accepted=$(sed -n 's/^# unmet: //p' "$here/constraints/envs.txt" | sort)
+  # Every layer's file: the lib stage (install-lab.sh) checks again, with lib.txt's lines beside these.
+  accepted=$(sed -n 's/^# unmet: //p' "$here"/constraints/*.txt | sort)
   found=$(pip check 2>/dev/null | sort || true)  # stdout: one line per broken requirement
   if [ "$found" = "No broken requirements found." ]; then found=""; fi
   unexpected=$(comm -23 <(printf '%s\n' "$found" | sed '/^$/d') <(printf '%s\n' "$accepted"))
   if [ -n "$unexpected" ]; then
-    echo "install-envs: pip check found broken requirements:" >&2
+    echo "pip check found broken requirements:" >&2
     echo "$unexpected" >&2
-    echo "install-envs: fix the pins in docker/constraints/envs.txt (or accept a line there as '# unmet: ...')" >&2
+    echo "fix the pins in docker/constraints/envs.txt or lib.txt (or accept a line there as '# unmet: ...')" >&2
     return 1
   fi
   echo "install-envs: pip check clean (less $(printf '%s\n' "$accepted" | sed '/^$/d' | wc -l) accepted line(s))"

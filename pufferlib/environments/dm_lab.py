@@ -15,10 +15,7 @@ pip against PyPI and the build's package mirrors, docs/environments.md "DeepMind
 
 from __future__ import annotations
 
-from typing import Any
-
-from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, register_catalog
+from pufferlib.environments.registry import register_unavailable
 
 REASON = (
     "no Python 3.11 build exists: PyPI has no deepmind-lab, dmlab-gym's wheels need Python >= 3.13, and "
@@ -35,23 +32,10 @@ LEVELS = (
 )
 
 
-def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
-    """Never reached through the registry (the bindings are unavailable); says why if called directly."""
-    from pufferlib.exceptions import EnvironmentSetupError
-
-    raise EnvironmentSetupError(f"dm_lab/{name} is unavailable: {REASON}")
-
-
-def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"dm_lab/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="",
-        requires=("deepmind_lab",),
-        unavailable=REASON,
-        description=f"DeepMind Lab level {name} (first-person 3-D; unavailable on Python 3.11)",
-    )
-
-
-register_catalog("dm_lab", LEVELS, _binding)
+make_env, env_creator = register_unavailable(
+    "dm_lab",
+    LEVELS,
+    REASON,
+    requires=("deepmind_lab",),
+    describe=lambda name: f"DeepMind Lab level {name} (first-person 3-D; unavailable on Python 3.11)",
+)

@@ -18,10 +18,7 @@ The ids name Kinetix's observation and action types as Kinetix's own config does
 
 from __future__ import annotations
 
-from typing import Any
-
-from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, register_catalog
+from pufferlib.environments.registry import register_unavailable
 
 REASON = (
     "kinetix-env 3.0.2's env module imports its training stack (wandb, grain, zarr, distrax), and distrax "
@@ -36,23 +33,10 @@ ENVS = (
 )
 
 
-def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
-    """Never reached through the registry (the bindings are unavailable); says why if called directly."""
-    from pufferlib.exceptions import EnvironmentSetupError
-
-    raise EnvironmentSetupError(f"kinetix/{name} is unavailable: {REASON}")
-
-
-def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"kinetix/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="",
-        requires=("kinetix",),
-        unavailable=REASON,
-        description=f"Kinetix 2-D physics tasks, {name.split('-', 1)[1]} (JAX; unavailable in this image)",
-    )
-
-
-register_catalog("kinetix", ENVS, _binding)
+make_env, env_creator = register_unavailable(
+    "kinetix",
+    ENVS,
+    REASON,
+    requires=("kinetix",),
+    describe=lambda name: f"Kinetix 2-D physics tasks, {name.split('-', 1)[1]} (JAX; unavailable here)",
+)

@@ -195,6 +195,41 @@ def family_env_creator(family: str) -> Callable[[str], Callable[..., PufferEnv]]
     return env_creator
 
 
+def _raise_unavailable(family: str, reason: str, name: str, *args: Any, **kwargs: Any) -> PufferEnv:
+    raise EnvironmentSetupError(f"{family}/{name} is unavailable: {reason}")
+
+
+def register_unavailable(
+    family: str,
+    names: tuple[str, ...],
+    reason: str,
+    requires: tuple[str, ...],
+    describe: Callable[[str], str],
+) -> tuple[Callable[..., PufferEnv], Callable[[str], Callable[..., PufferEnv]]]:
+    """Catalog a family this image cannot ship, with the reason; give its `make_env` and `env_creator`.
+
+    `puffer envs --all` lists the names with `reason`, and make() raises it (exit 2 from the CLI), so a
+    user who asks for the env learns why rather than meeting an ImportError. The family module keeps the
+    PufferLib surface (`make_env(name)`, `env_creator(name)`) every family module has.
+    """
+
+    make_env = functools.partial(_raise_unavailable, family, reason)  # picklable, like every creator
+
+    def build(name: str) -> Binding:
+        return Binding(
+            name=f"{family}/{name}",
+            make=make_env,
+            kwargs={"name": name},
+            extra="",
+            requires=requires,
+            unavailable=reason,
+            description=describe(name),
+        )
+
+    register_catalog(family, names, build)
+    return make_env, family_env_creator(family)
+
+
 def make(name: str, **kwargs: Any) -> PufferEnv:
     """A ready PufferEnv for a registered binding, e.g. make('ocean/squared')."""
     return get(name).make_env(**kwargs)

@@ -20,7 +20,8 @@ def test_python_is_311_in_the_venv(lib_container):
 
 DOCKER = Path(__file__).parents[2] / "docker"
 # install-envs.sh's own `pip check` filter (check_requirements: less the "# unmet: " lines of
-# docker/constraints/envs.txt), run in the image on its real pip: the build's rule, not a copy of it.
+# docker/constraints/envs.txt and lib.txt), run in the image on its real pip: the build's rule, not a
+# copy of it.
 CHECK = "source /tmp/puffertank-docker/install-envs.sh && check_requirements"
 
 

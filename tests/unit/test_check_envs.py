@@ -54,10 +54,12 @@ def check_requirements(tmp_path: Path, pip_check_output: str) -> subprocess.Comp
 def test_pip_check_accepts_exactly_the_lines_envs_txt_names(tmp_path):
     accepted = [
         line.removeprefix("# unmet: ")
-        for line in (DOCKER / "constraints" / "envs.txt").read_text().splitlines()
+        for layer in ("envs.txt", "lib.txt")  # the lib stage checks again, with lib.txt's lines
+        for line in (DOCKER / "constraints" / layer).read_text().splitlines()
         if line.startswith("# unmet: ")
     ]
     assert any("craftax" in line and "pygame" in line for line in accepted)
+    assert any("psutil<6" in line for line in accepted)  # lib.txt's (JupyterLab's psutil beside nmmo's pin)
     ok = check_requirements(tmp_path, "\n".join(accepted))
     assert ok.returncode == 0, ok.stderr
     assert f"less {len(accepted)} accepted line(s)" in ok.stdout

@@ -92,6 +92,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/install-pufferlib.sh",
             "docker/check_lib.py",
             "docker/install-lab.sh",
+            "docker/install-envs.sh",  # install-lab.sh sources its check_requirements
             "docker/constraints/base.txt",
             "docker/constraints/envs.txt",
             "docker/constraints/lib.txt",
