@@ -101,8 +101,9 @@ def resolve_device(requested: str, local_rank: int | None = None) -> str:
 
 def check_compile(device: str) -> None:
     """train.compile on the CPU: torch.compile's code generator (inductor) writes C++ and builds it at run
-    time, with a C++ compiler and torch's headers. The cpu image ships neither (docs/images.md), so say
-    so before training starts rather than in a traceback at the first forward pass."""
+    time, with a C++ compiler and torch's headers. The cpu image has the compiler (the lib layer's
+    build-essential) but not the headers (docs/images.md), so say what is missing before training
+    starts rather than in a traceback at the first forward pass."""
     if not device.startswith("cpu"):
         return
     lacking = []
@@ -113,7 +114,8 @@ def check_compile(device: str) -> None:
     if lacking:
         raise ConfigError(
             "train.compile on the CPU needs " + " and ".join(lacking) + ", which this environment lacks "
-            "(the cpu image ships neither): train without --train.compile, or on a GPU (the cuda image)"
+            "(the cpu image ships without torch's headers): train without --train.compile, or on a GPU "
+            "(the cuda image)"
         )
 
 
