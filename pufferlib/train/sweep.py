@@ -176,7 +176,8 @@ def trial(params: dict[str, Any], spec: dict[str, Any], folder: str) -> None:
     def on_update(progress: dict[str, Any]) -> None:
         value = progress.get(metric)
         if value is not None:
-            tune.report({metric: value, "steps": progress["steps"], "elapsed": progress["elapsed"]})
+            report = {metric: value, "steps": progress["steps"], "elapsed": progress["elapsed"]}
+            tune.report({**report, "solved": progress["solved"]})  # an early-stopped trial still says
 
     # the trial's run dir: config.toml, metrics.jsonl, TensorBoard, checkpoints, summary.json (rundir.py)
     summary = pufferlib.train.train(env, overrides, run_dir=run_dir, on_update=on_update)
@@ -270,6 +271,13 @@ def run(
     return report
 
 
+def _trial_slots(spec: Spec) -> int:
+    """How many trials the cluster (or this machine) runs at once: its CPUs over the CPUs per trial."""
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1.0) // max(spec.cpus_per_trial, 1e-3)))
+
+
 def _tuner(spec: Spec, params: list[Param], points: list[dict], folder: Path, trainable, quiet: bool):
     import optuna
     from ray import tune
@@ -284,11 +292,14 @@ def _tuner(spec: Spec, params: list[Param], points: list[dict], folder: Path, tr
     searcher = OptunaSearch(
         points_to_evaluate=points or None, sampler=optuna.samplers.TPESampler(seed=spec.seed)
     )
-    if spec.max_concurrent:
-        searcher = ConcurrencyLimiter(searcher, max_concurrent=spec.max_concurrent)
+    # Always limited: with a bare searcher Tune keeps one trial pending at a time, so on a cluster short
+    # trials run one after another on one node; the limit is also how many Tune keeps pending.
+    searcher = ConcurrencyLimiter(searcher, max_concurrent=spec.max_concurrent or _trial_slots(spec))
     scheduler = ASHAScheduler(  # rungs in agent steps, so configs with other batch sizes compare fairly
         time_attr="steps",
-        max_t=tc["total_timesteps"],
+        # past the budget by one update: the last update's report (steps >= the budget) must not
+        # count as ASHA's stop, or a trial that ran its whole budget reads "stopped", its summary lost
+        max_t=tc["total_timesteps"] + per_update,
         grace_period=max(2 * per_update, tc["total_timesteps"] // 64),
         reduction_factor=3,
     )
