@@ -36,10 +36,19 @@ def _cli(output: str, rc: int = 0, sleep: float = 0) -> BuildCli:
     return BuildCli(sys.executable, (sys.executable, "-c", code), (), "buildx", "test")
 
 
-def _run(cli: BuildCli, tmp_path, timeout: float = 60) -> tuple[tuple[int, int], list[str]]:
+def _run(
+    cli: BuildCli, tmp_path, timeout: float = 60, stage: str = "lib", **kwargs
+) -> tuple[tuple[int, int], list[str]]:
     shown: list[str] = []
     counts = run_buildkit(
-        cli, ["."], stage="lib", timeout=timeout, verbose=False, log=shown.append, log_file=tmp_path / "b.log"
+        cli,
+        ["."],
+        stage=stage,
+        timeout=timeout,
+        verbose=False,
+        log=shown.append,
+        log_file=tmp_path / "b.log",
+        **kwargs,
     )
     return counts, shown
 
@@ -81,17 +90,7 @@ def _slow_step_cli(pause: float) -> BuildCli:
 
 
 def test_a_long_step_shows_its_elapsed_time_and_latest_line(tmp_path) -> None:
-    shown: list[str] = []
-    run_buildkit(
-        _slow_step_cli(3.6),
-        ["."],
-        stage="envs",
-        timeout=60,
-        verbose=False,
-        log=shown.append,
-        log_file=tmp_path / "b.log",
-        heartbeat=1,
-    )
+    _, shown = _run(_slow_step_cli(3.6), tmp_path, stage="envs", heartbeat=1)
     beats = [line for line in shown if " running " in line]
     assert len(beats) >= 2, shown  # one a second while the step was quiet (off a TTY: shown is a list)
     assert all("[envs 3/3] RUN pip install" in line and "| Collecting nle==1.3.0" in line for line in beats)
@@ -100,15 +99,5 @@ def test_a_long_step_shows_its_elapsed_time_and_latest_line(tmp_path) -> None:
 
 
 def test_no_heartbeat_for_a_step_that_finished(tmp_path) -> None:
-    shown: list[str] = []
-    run_buildkit(
-        _cli(PLAIN, sleep=2.2),  # every step done at once, then the client lingers
-        ["."],
-        stage="lib",
-        timeout=60,
-        verbose=False,
-        log=shown.append,
-        log_file=tmp_path / "b.log",
-        heartbeat=1,
-    )
+    _, shown = _run(_cli(PLAIN, sleep=2.2), tmp_path, heartbeat=1)  # every step done at once, then a linger
     assert not [line for line in shown if " running " in line], shown
