@@ -3,6 +3,8 @@ baseline, so an older or newer file is a clear usage error rather than a KeyErro
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from pufferlib.tank.errors import UsageError
@@ -21,3 +23,19 @@ def check_schema(data: Any, where: str) -> None:
             f"{where}: matrix.json schema {found!r} is {age} format (this puffertank reads {SCHEMA})",
             "rerun puffertank matrix with this version to make a baseline",
         )
+
+
+def load_document(path: Path, flag: str) -> dict[str, Any]:
+    """The matrix.json at `path` (the file, or a report folder holding one), schema-checked; `flag` is the
+    option that named it, for the error."""
+    path = Path(path)
+    file = path / "matrix.json" if path.is_dir() else path
+    if not file.is_file():
+        raise UsageError(f"{flag} {path}: no matrix.json there", "pass a matrix.json or a --report folder")
+    try:
+        data = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        hint = "pass a matrix.json puffertank wrote"
+        raise UsageError(f"{flag} {file}: unreadable ({exc})", hint) from None
+    check_schema(data, f"{flag} {file}")
+    return data

@@ -22,6 +22,14 @@ from pufferlib.matrix_protocol import Result
 from pufferlib.tank.matrix_schema import SCHEMA
 from pufferlib.tank.report_since import since_html
 
+CHANGE_ARROWS = {"new-failure": "!", "regression": "▼", "fixed": "✔", "improvement": "▲", "new-binding": "+"}
+CHANGE_MARKS = {
+    "new-failure": "new",
+    "regression": "slower",
+    "fixed": "fixed",
+    "improvement": "faster",
+    "new-binding": "new",
+}
 STATUS_COLOURS = {"pass": "#2e9e44", "fail": "#d03a2f", "skip": "#9aa0a6", "pending": "#f1f3f4"}
 
 
@@ -95,15 +103,18 @@ def write_all(report: Report, directory: Path) -> dict[str, Path]:
 
 def write_junit(report: Report, path: Path) -> None:
     """One testsuite (hostname: where puffertank ran); a case per cell, its detail in system-out even
-    when it passed; `errors` counts the cells whose check never reported (crash, hang, lost engine)."""
+    when it passed; `errors` counts the cells whose check never reported (crash, hang, lost engine).
+    Under `--baseline ... --fail-on regression|any`, a cell that passed but regressed beyond its noise
+    band is a failure too (CI dashboards then show it red, the same as the exit status)."""
     counts = report.counts()
     errors = sum(row.error for row in report.rows)
+    regressed = _junit_regressions(report)
     machine = report.provenance.get("machine", {})
     suite = ET.Element(
         "testsuite",
         name="puffertank-matrix",
         tests=str(len(report.rows)),
-        failures=str(counts["fail"] - errors),
+        failures=str(counts["fail"] - errors + len(regressed)),
         errors=str(errors),
         skipped=str(counts["skip"]),
         time=f"{report.wall_seconds:.2f}",
@@ -118,10 +129,18 @@ def write_junit(report: Report, path: Path) -> None:
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=row.env, name=row.check, time=f"{row.seconds:.3f}")
         first = row.detail.splitlines()[0][:200] if row.detail else row.status
+        change = regressed.get((row.env, row.check))
         if row.status == "fail":
             ET.SubElement(case, "error" if row.error else "failure", message=first).text = row.detail
         elif row.status == "skip":
             ET.SubElement(case, "skipped", message=first)
+        elif change:
+            message = (
+                f"regression since the baseline: {change['was_sps']:,.0f} -> {change['sps']:,.0f} steps/s "
+                f"(x{change['ratio']:.2f}, beyond the noise band of {change['band']:.0%}, "
+                f"{change['band_kind']})"
+            )
+            ET.SubElement(case, "failure", message=message, type="regression").text = message
         out = [f"status: {row.status}", f"host: {row.host or 'local'}"]
         if row.sps and row.status == "pass":
             out.append(f"steps/s: {row.sps:,.0f}")
@@ -131,6 +150,14 @@ def write_junit(report: Report, path: Path) -> None:
     tree = ET.ElementTree(suite)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _junit_regressions(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
+    """The regressed cells JUnit reports as failures: only when --fail-on counts regressions."""
+    comparison = report.comparison
+    if comparison.get("fail_on") not in ("regression", "any"):
+        return {}
+    return {(c["env"], c["check"]): c for c in comparison.get("changes", []) if c["kind"] == "regression"}
 
 
 def _flat_provenance(prov: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -174,6 +201,11 @@ td.cell[data-status=fail] { background: #c62828; font-weight: 700; }
 td.cell[data-status=skip] { background: #e0e0e0; color: #3c4043; }
 td.cell[data-status=none] { background: #fff; }
 td.cell a { color: inherit; }
+td.cell[data-change] { outline: 3px solid #f9ab00; outline-offset: -3px; }
+td.cell[data-change=fixed], td.cell[data-change=improvement], td.cell[data-change=new-binding] {
+  outline-color: #1a73e8; }
+td.cell small.chg { font-weight: 700; }
+td.cell:target { outline: 3px solid #202124; }
 td.meta { color: #5f6368; font-size: 11px; background: #f8f9fa; word-break: break-all; }
 th.meta { width: 4.5em; } th.host { width: 10em; }
 details { margin: 4px 0; border-left: 4px solid #c62828; padding-left: 8px; }
@@ -217,20 +249,30 @@ def _skip_notes(report: Report, checks: list[str]) -> tuple[dict[str, int], dict
     return numbers, covering, items
 
 
-def _cell(cell: Cell | None, notes: dict[str, int]) -> str:
+def _cell_id(env: str, check: str) -> str:
+    return f"cell-{_slug(env)}-{_slug(check)}"
+
+
+def _cell(cell: Cell | None, notes: dict[str, int], change: dict[str, Any] | None = None) -> str:
     if cell is None:
         return '<td class="cell" data-status="none"></td>'
+    mark, attrs = "", f' id="{_cell_id(cell.env, cell.check)}"'
+    if change:  # changed since the baseline: outlined, and says how in words
+        attrs += f' data-change="{change["kind"]}"'
+        how = f"x{change['ratio']:.2f}" if "ratio" in change else CHANGE_MARKS[change["kind"]]
+        mark = f'<small class="chg">{CHANGE_ARROWS[change["kind"]]} {how}</small>'
     if cell.status == "fail":
         what = "did not report" if cell.error else "failed"
         return (
-            f'<td class="cell" data-status="fail" title="{html.escape(cell.check)} {what}">'
-            f'<a href="#{_fail_id(cell)}">FAIL</a><small>{cell.seconds:.1f}s</small></td>'
+            f'<td class="cell" data-status="fail"{attrs} title="{html.escape(cell.check)} {what}">'
+            f'<a href="#{_fail_id(cell)}">FAIL</a><small>{cell.seconds:.1f}s</small>{mark}</td>'
         )
     if cell.status == "skip":
         n = notes.get(cell.detail.strip() or "(no reason given)")
-        return f'<td class="cell" data-status="skip">skip <a href="#note-{n}">[{n}]</a></td>'
+        return f'<td class="cell" data-status="skip"{attrs}>skip <a href="#note-{n}">[{n}]</a>{mark}</td>'
     speed = f"<small>{cell.sps:,.0f}/s</small>" if cell.sps else ""
-    return f'<td class="cell" data-status="{html.escape(cell.status)}">✓ {cell.seconds:.1f}s{speed}</td>'
+    status = html.escape(cell.status)
+    return f'<td class="cell" data-status="{status}"{attrs}>✓ {cell.seconds:.1f}s{speed}{mark}</td>'
 
 
 def _provenance_rows(report: Report) -> list[tuple[str, str]]:
@@ -301,6 +343,7 @@ def render_html(report: Report) -> str:
     totals = report.check_counts()
     numbers, covering, notes = _skip_notes(report, checks)
     several_hosts = len(report.hosts) > 1
+    changes = {(c["env"], c["check"]): c for c in report.comparison.get("changes", []) if c["check"]}
 
     head = ['<th class="env">environment</th>']
     for check in checks:
@@ -317,7 +360,7 @@ def render_html(report: Report) -> str:
 
     body = []
     for env in envs:
-        cells = [_cell(grid.get((env, check)), numbers) for check in checks]
+        cells = [_cell(grid.get((env, check)), numbers, changes.get((env, check))) for check in checks]
         hosts = sorted({grid[env, c].host for c in checks if (env, c) in grid and grid[env, c].host})
         host = f'<td class="meta">{html.escape(", ".join(hosts))}</td>' if several_hosts else ""
         wall = report.env_seconds.get(env)
@@ -347,11 +390,12 @@ def render_html(report: Report) -> str:
 <h1>PufferTank integration matrix</h1>
 <p class="verdict {verdict}">{word}: {counts["fail"]} failed, {counts["pass"]} passed,
 {counts["skip"]} skipped of {len(report.rows)} cells ({len(envs)} bindings &times; {len(checks)} checks)</p>
-{since_html(report.comparison, lambda e, c: f"fail-{_slug(e)}-{_slug(c)}")}
+{since_html(report.comparison, lambda e, c: f"fail-{_slug(e)}-{_slug(c)}", _cell_id)}
 <table class="prov">{prov}</table>
 {skips}
 <p class="key">Under each check: bindings that passed it / bindings run, and the failures; FAIL links to
-its output below; [n] is the skip reason above.</p>
+its output below; [n] is the skip reason above; an outlined cell changed since the baseline (&#9660; slower,
+&#9650; faster, ! a new failure, &#10004; fixed, + a new binding).</p>
 <table class="grid"><thead><tr>{"".join(head)}</tr></thead>
 <tbody>{"".join(body)}</tbody>
 </table>

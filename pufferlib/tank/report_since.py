@@ -16,8 +16,9 @@ WORDS = {
 }
 
 
-def since_html(comparison: dict[str, Any], fail_id) -> str:
-    """The section's HTML; `fail_id(env, check)` is the anchor of a failed cell's output."""
+def since_html(comparison: dict[str, Any], fail_id, cell_id) -> str:
+    """The section's HTML; `fail_id(env, check)` is the anchor of a failed cell's output, `cell_id(env,
+    check)` that of its grid cell: a new failure links to its output, every other changed cell to itself."""
     if not comparison:
         return ""
     base = comparison.get("baseline", {})
@@ -27,6 +28,8 @@ def since_html(comparison: dict[str, Any], fail_id) -> str:
         what = f"{html.escape(c['env'])} {html.escape(c['check'])}".strip()
         if c["kind"] == "new-failure":
             what = f'<a href="#{fail_id(c["env"], c["check"])}">{what}</a>'
+        elif c["check"]:  # a binding that is gone has no cell left to link to
+            what = f'<a href="#{cell_id(c["env"], c["check"])}">{what}</a>'
         extra = ""
         if "ratio" in c:
             extra = (

@@ -121,3 +121,47 @@ def test_the_command_line_exits_2_naming_the_flag(flags, named, capsys):
     assert main(["matrix", *flags]) == 2
     err = capsys.readouterr().err
     assert named in err and "Fix:" in err and "Traceback" not in err
+
+
+def _report_with(doc: dict, comparison: dict, tmp_path: Path):
+    (tmp_path / "matrix.json").write_text(json.dumps(doc))
+    report = load(tmp_path / "matrix.json")
+    report.comparison = comparison
+    return report
+
+
+def test_changed_cells_are_marked_in_the_grid_and_linked_from_the_section(tmp_path):
+    doc, base = today(), today()
+    slow = timed(base)[0]
+    slow["sps"] *= 10
+    result = compare(doc, base)
+    page = render_html(_report_with(doc, result, tmp_path))
+    grid = page.split('<table class="grid">')[1]
+    marked = [c for c in grid.split("<td ") if "data-change=" in c]
+    assert len(marked) == 1 and 'data-change="regression"' in marked[0] and "▼ x0.10" in marked[0]
+    cell_id = marked[0].split('id="')[1].split('"')[0]
+    since = page.split('id="since"')[1].split("</ul>")[0]
+    assert f'href="#{cell_id}"' in since  # the section's entry leads to the cell
+    unchanged = render_html(_report_with(doc, compare(doc, today()), tmp_path))
+    assert "data-change=" not in unchanged.split('<table class="grid">')[1]
+
+
+@pytest.mark.parametrize(("fail_on", "failures"), [("new-failure", 0), ("regression", 1), ("any", 1)])
+def test_junit_marks_regressions_as_failures_when_fail_on_asks(fail_on, failures, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from pufferlib.tank.report import write_junit
+
+    doc, base = today(), today()
+    slow = timed(base)[0]
+    slow["sps"] *= 10
+    report = _report_with(doc, {**compare(doc, base), "fail_on": fail_on}, tmp_path)
+    write_junit(report, tmp_path / "junit.xml")
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    fails = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert int(suite.get("failures")) == len(fails) == failures
+    if failures:
+        case = fails[0]
+        assert (case.get("classname"), case.get("name")) == (slow["env"], slow["check"])
+        assert case.find("failure").get("type") == "regression"
+        assert "x0.10" in case.find("failure").get("message")

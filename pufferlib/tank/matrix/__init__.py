@@ -21,6 +21,7 @@ run.py         run_matrix(): the workers over every host, the report, the cleanu
 provenance.py  what ran, where and how, for the report
 progress.py    the live view (a rich table in a terminal, a line per binding otherwise)
 baseline.py    --baseline: a run compared with a previous one (noise band, moved pins, --fail-on)
+history.py     --history: a series of reports side by side (HTML, CSV, PNG), by image revision
 cli.py         the `puffertank matrix` subcommand
 """
 

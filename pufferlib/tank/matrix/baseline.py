@@ -10,13 +10,12 @@ compared against SINGLE_RUN_BAND and marked `band: "assumed"` so the report says
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 from pufferlib.tank.errors import UsageError
-from pufferlib.tank.matrix_schema import check_schema
+from pufferlib.tank.matrix_schema import load_document
 
 FAIL_ON = ("new-failure", "regression", "any")
 NOISE_FACTOR = 2.0
@@ -27,20 +26,7 @@ ORDER = ("new-failure", "regression", "gone", "new-binding", "fixed", "improveme
 
 def load_baseline(path: Path) -> dict[str, Any]:
     """The baseline's matrix.json document (a file, or a report folder holding one), schema-checked."""
-    path = Path(path)
-    file = path / "matrix.json" if path.is_dir() else path
-    if not file.is_file():
-        raise UsageError(
-            f"--baseline {path}: no matrix.json there", "pass a matrix.json or a --report folder"
-        )
-    try:
-        data = json.loads(file.read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(
-            f"--baseline {file}: unreadable ({exc})", "pass a matrix.json puffertank wrote"
-        ) from None
-    check_schema(data, f"--baseline {file}")
-    return data
+    return load_document(path, "--baseline")
 
 
 def check_fail_on(value: str) -> str:

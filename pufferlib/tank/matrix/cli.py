@@ -14,6 +14,7 @@ from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix.baseline import check_fail_on, compare, load_baseline
 from pufferlib.tank.matrix.baseline import exit_status as baseline_status
 from pufferlib.tank.matrix.commands import registered_bindings
+from pufferlib.tank.matrix.history import write_history
 from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image
 from pufferlib.tank.matrix.plan import Plan, select
 from pufferlib.tank.matrix.progress import Progress
@@ -88,6 +89,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and their spread is the --baseline noise band (default 3 with --baseline, else 1)",
     )
     p.add_argument(
+        "--history",
+        nargs="+",
+        type=Path,
+        metavar="REPORT",
+        help="run nothing: lay these reports (matrix.json files or report folders) side by side by image "
+        "revision into --report (default ./matrix-history): history.html, history.csv, history.png",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the report (matrix.json's content) on stdout; progress goes to stderr",
@@ -96,6 +105,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.history:
+        return _history(args)
     fail_on = check_fail_on(args.fail_on)
     base = load_baseline(args.baseline) if args.baseline else None
     plan = _plan(args)
@@ -118,11 +129,22 @@ def main(args: argparse.Namespace) -> int:
         )
         return exit_status(exc)
     if base is not None:
-        report.comparison = compare(report.to_json(), base)
+        report.comparison = {**compare(report.to_json(), base), "fail_on": fail_on}
     _summarise(report, args, out)
     if base is not None:
         return baseline_status(report.comparison, fail_on)
     return 1 if report.failed else 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    if args.baseline:
+        raise UsageError("--history and --baseline do not go together", "pass one of them")
+    files = write_history(args.history, args.report or Path("matrix-history"))
+    for kind, path in files.items():
+        print(f"puffertank matrix --history: {kind:4} {path}")
+    if "png" not in files:
+        print("puffertank matrix --history: no history.png: pip install matplotlib for it")
+    return 0
 
 
 def _plan(args: argparse.Namespace) -> Plan:

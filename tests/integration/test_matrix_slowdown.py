@@ -1,0 +1,83 @@
+"""`puffertank matrix --baseline` against a real rerun and a planted slowdown, on the real engine: a plugin
+binding (plugins/timed_step.py) run three times is the baseline; the same binding rerun stays inside the
+noise band (no regression, exit 0 under --fail-on regression); a copy whose step sleeps 5 ms is flagged
+as a regression (exit 1, JUnit failure of type regression), and the report shows it in headless Chromium:
+the grid cell is marked and the "since baseline" entry leads to it, with no request and no console error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.docker
+
+PLUGIN = Path(__file__).parent / "plugins" / "timed_step.py"
+PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
+
+
+def matrix(image: str, plugin: Path, report: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [*PUFFERTANK, "matrix", "--image", image, "--plugin", str(plugin), "--env", "test/timed"]
+    cmd += ["--repeats", "3", "--report", str(report), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def runs(lib_image, tmp_path_factory):
+    """The baseline, a rerun of the same image against it, and the planted slowdown against it."""
+    root = tmp_path_factory.mktemp("slowdown")
+    slow = root / "slow" / PLUGIN.name
+    slow.parent.mkdir()
+    slow.write_text(PLUGIN.read_text().replace("DELAY_S = 0.0", "DELAY_S = 0.005"))
+    base = matrix(lib_image, PLUGIN, root / "base")
+    assert base.returncode == 0, base.stdout + base.stderr
+    against = ["--baseline", str(root / "base"), "--fail-on", "regression"]
+    again = matrix(lib_image, PLUGIN, root / "again", *against)
+    slower = matrix(lib_image, slow, root / "slower", *against)
+    return root, again, slower
+
+
+def comparison(report: Path) -> dict:
+    return json.loads((report / "matrix.json").read_text())["comparison"]
+
+
+def test_a_rerun_stays_inside_the_noise_band(runs):
+    root, again, _ = runs
+    assert again.returncode == 0, again.stdout + again.stderr
+    result = comparison(root / "again")
+    assert result["counts"]["regression"] == 0 and result["counts"]["new-failure"] == 0, result["changes"]
+
+
+def test_a_planted_slowdown_is_a_regression(runs):
+    root, _, slower = runs
+    assert slower.returncode == 1, slower.stdout + slower.stderr
+    result = comparison(root / "slower")
+    step = next(c for c in result["changes"] if c["check"] == "step")
+    assert step["kind"] == "regression" and step["ratio"] < 0.5 and step["band_kind"] == "measured", step
+    suite = ET.parse(root / "slower" / "junit.xml").getroot()
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    case = cases["test/timed", "step"]
+    assert case.find("failure") is not None and case.find("failure").get("type") == "regression"
+
+
+def test_the_regression_in_chromium(runs, chromium):
+    root, _, _ = runs
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto((root / "slower" / "matrix.html").as_uri())
+    assert [url for url in requests if not url.startswith("file://")] == [] and errors == []
+    entry = page.locator('#since ~ ul li[data-kind="regression"]', has_text="test/timed step")
+    assert entry.count() == 1 and "noise band" in entry.inner_text()
+    entry.locator("a").click()
+    target = page.locator("td:target")
+    assert target.count() == 1 and target.get_attribute("data-change") == "regression"
+    assert "▼" in target.inner_text()
+    assert target.evaluate("td => getComputedStyle(td).outlineStyle") == "solid"
