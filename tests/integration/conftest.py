@@ -16,6 +16,7 @@ container      (function) a TrackedContainer (docker-stacks style): run_and_wait
 lib_container  (function) the same, with lib_image as the default image.
 source_copy    (function) a copy of exactly what the stages read, for tests that edit or break the source.
 namespace      (function) a throwaway image namespace (puffertank-test-<id>); its tags are removed afterwards.
+chromium       (session) headless Chromium (Debian's package, driven by Playwright): .new_page(...).
 
 Tests that use image_chain / lib_image get a longer pytest timeout (the first one may build the chain).
 """
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
@@ -244,3 +246,29 @@ def namespace(docker_client):
         for tag in image.tags:
             if tag.startswith(f"{name}/"):
                 docker_client.images.remove(tag)
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own browser download is unreachable here
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # as root (CI) Chromium's sandbox cannot start
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """A headless Chromium for the pages we serve or write (the matrix report, its history, the lab)."""
+    if shutil.which(str(CHROMIUM)) is None:
+        skip_or_fail(f"{CHROMIUM} is missing: apt-get install chromium (tests/run.sh does)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ModuleNotFoundError:
+        skip_or_fail("playwright is not installed: pip install 'pufferlib[dev]'")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

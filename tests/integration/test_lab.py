@@ -19,13 +19,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from _strict import skip_or_fail
 
 pytestmark = pytest.mark.docker
 
 NOTEBOOK = Path(__file__).parent / "data" / "first_look.ipynb"
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own browser download is unreachable here
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 LAB_LABEL = "puffertank.command=lab"
 
 
@@ -40,15 +37,18 @@ def puffertank(*argv: str) -> list[str]:
 
 
 @pytest.fixture
-def lab(docker_client, lib_image, tmp_path):
-    """A running `puffertank lab` on a free port: (process, URL with token, port). Stopped with SIGINT."""
+def lab(docker_client, lib_image, tmp_path, request):
+    """A running `puffertank lab` on a free port: (process, URL with token, port). Stopped with SIGINT.
+    Parametrized indirectly with extra flags (e.g. ["--bind-all"])."""
     (tmp_path / "hello.txt").write_text("from the workspace\n")
     port = free_port()
     cmd = puffertank("lab", "--image", lib_image, "--gpus", "none", "--port", str(port))
+    cmd += getattr(request, "param", [])
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = proc.stdout.readline().strip()  # printed once the server answers; blocks until then
-        assert url.startswith(f"http://127.0.0.1:{port}/lab?token="), (url, proc.poll())
+        host = socket.gethostname() if "--bind-all" in cmd else "127.0.0.1"
+        assert url.startswith(f"http://{host}:{port}/lab?token="), (url, proc.poll())
         yield proc, url, port
     finally:
         if proc.returncode is None:  # the test did not stop it (it failed first)
@@ -58,20 +58,6 @@ def lab(docker_client, lib_image, tmp_path):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if shutil.which(str(CHROMIUM)) is None:
-        skip_or_fail(f"{CHROMIUM} is missing: apt-get install chromium (tests/run.sh does)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ModuleNotFoundError:
-        skip_or_fail("playwright is not installed: pip install 'pufferlib[dev]'")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def status(url: str) -> int:
@@ -114,6 +100,22 @@ def test_lab_loads_with_the_token_and_not_without(docker_client, lab, chromium):
     _, err = proc.communicate(timeout=90)
     assert proc.returncode == 130, err
     assert token not in err  # the server's log shows `?token=...` in its place
+    assert docker_client.containers.list(all=True, filters={"label": LAB_LABEL}) == []
+
+
+@pytest.mark.parametrize("lab", [["--bind-all"]], indirect=True)
+def test_bind_all_publishes_on_every_address_and_a_hangup_stops_it(docker_client, lab):
+    """Over Tailscale the box's other addresses must reach the lab (the token still guards it); a closing
+    ssh session (SIGHUP) stops it and leaves no container."""
+    proc, url, port = lab
+    (container,) = docker_client.containers.list(filters={"label": LAB_LABEL})
+    assert {p["HostIp"] for p in container.ports["8888/tcp"]} <= {"0.0.0.0", "::"}, container.ports
+    token = url.split("token=", 1)[1]
+    assert status(f"http://127.0.0.1:{port}/api/contents?token={token}") == 200
+    assert status(f"http://127.0.0.1:{port}/api/contents") == 403
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 128 + signal.SIGHUP, err
     assert docker_client.containers.list(all=True, filters={"label": LAB_LABEL}) == []
 
 

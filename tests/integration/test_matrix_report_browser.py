@@ -6,29 +6,18 @@ is the report and nothing else) and the provenance and JUnit that land beside th
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from _strict import skip_or_fail
 
 from pufferlib.matrix_protocol import CHECKS
 
 pytestmark = pytest.mark.docker
 
 PLUGIN = Path(__file__).parent / "plugins" / "failing_checks.py"
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own browser download is unreachable here
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # as root (CI) Chromium's sandbox cannot start
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ENVS = ["test/bad-step", "ocean/bandit"]  # a binding with a real bug (its step check fails), one that passes
 
 
@@ -42,20 +31,6 @@ def matrix_run(lib_image, tmp_path_factory):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the broken binding fails the run
     return reports, proc
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if shutil.which(str(CHROMIUM)) is None:
-        skip_or_fail(f"{CHROMIUM} is missing: apt-get install chromium (tests/run.sh does)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ModuleNotFoundError:
-        skip_or_fail("playwright is not installed: pip install 'pufferlib[dev]'")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def test_json_on_stdout_is_the_report(matrix_run):
