@@ -16,7 +16,7 @@ holds the host to that):
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 SMOKE_MODULE = "pufferlib.smoke"
 
@@ -46,6 +46,8 @@ class Result:
     seconds: float
     detail: str = ""
     sps: float | None = None
+    # the render check's frames as small PNGs, base64 (the report's thumbnail strip); empty otherwise
+    images: list[str] = field(default_factory=list, kw_only=True)
 
     def to_line(self) -> str:
         """The JSON line the container prints for this result."""
@@ -65,6 +67,7 @@ class Result:
                 float(data["seconds"]),
                 data.get("detail", ""),
                 data.get("sps"),
+                images=[str(i) for i in data.get("images") or []],
             )
         except (ValueError, KeyError, TypeError):
             return None

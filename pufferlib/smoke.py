@@ -86,6 +86,7 @@ class Smoke:
         self.steps_override = steps
         self.binding = None
         self.env = None
+        self.images: list[str] = []  # set by check_render, taken into its Result
         self.serial_trace: list[bytes] | None = None  # what check_serial saw, for check_multiprocessing
 
     @property
@@ -184,6 +185,7 @@ class Smoke:
         count = sum(len(batch) for batch in frames)
         where = f" (the `{field}` field of each observation)" if field else ""
         detail = f"{count} frames {shape} {frames[0].dtype}{where}, none blank; rendered by {backend}"
+        self.images = thumbnails(batch[0] for batch in frames)
         requested = os.environ.get(self.GPU_REQUESTED_ENV)
         if requested:
             gpu = egl_renderer()
@@ -354,7 +356,17 @@ class Smoke:
                 self.name, check, "fail", time.perf_counter() - start, f"{type(exc).__name__}: {exc}\n{tb}"
             )
         detail, sps = out if isinstance(out, tuple) else (out, None)
-        return Result(self.name, check, "pass", time.perf_counter() - start, detail, sps)
+        images, self.images = self.images, []
+        return Result(self.name, check, "pass", time.perf_counter() - start, detail, sps, images=images)
+
+
+def thumbnails(frames) -> list[str]:
+    """Base64 PNGs of `frames` for the matrix report's thumbnail strip (a few KB each)."""
+    import base64
+
+    from pufferlib.train.video import thumbnail_png
+
+    return [base64.b64encode(thumbnail_png(frame)).decode("ascii") for frame in frames]
 
 
 def versions() -> dict[str, str]:

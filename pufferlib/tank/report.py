@@ -6,7 +6,8 @@ note per column when one reason covers it); each check's header carries its tota
 the header row stays in view while scrolling; the grid fits 1280 px. Provenance says what ran where:
 the machine puffertank ran on, every engine, the pufferlib version and git revision, the exact
 command line, jobs and filters; a run over several hosts shows which host ran each binding. The page
-loads nothing from anywhere (no scripts, fonts or images), so it works offline and as a CI artifact.
+loads nothing from anywhere (no scripts or fonts; the render check's thumbnails are inline data: PNGs), so
+it works offline and as a CI artifact.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ td.cell small.chg { font-weight: 700; }
 td.cell:target { outline: 3px solid #202124; }
 td.meta { color: #5f6368; font-size: 11px; background: #f8f9fa; word-break: break-all; }
 th.meta { width: 4.5em; } th.host { width: 10em; }
+div.strip { display: flex; align-items: center; gap: 4px; margin: 2px 0; }
+div.strip code { width: 19em; } div.strip img { image-rendering: pixelated; border: 1px solid #dadce0; }
+div.strip:target { background: #fff4e5; }
 details { margin: 4px 0; border-left: 4px solid #c62828; padding-left: 8px; }
 details:target { background: #fff4e5; }
 summary { cursor: pointer; font-family: ui-monospace, monospace; }
@@ -249,6 +253,25 @@ def _skip_notes(report: Report, checks: list[str]) -> tuple[dict[str, int], dict
     return numbers, covering, items
 
 
+def _frames_id(cell: Cell) -> str:
+    return f"frames-{_slug(cell.env)}"
+
+
+def _frames_html(report: Report) -> str:
+    """A thumbnail strip per binding whose render check drew frames: Atari should look like Atari."""
+    strips = "".join(
+        f'<div class="strip" id="{_frames_id(row)}"><code>{html.escape(row.env)}</code>'
+        + "".join(
+            f'<img alt="{html.escape(row.env)} frame {i}" src="data:image/png;base64,{image}">'
+            for i, image in enumerate(row.images)
+        )
+        + "</div>"
+        for row in report.rows
+        if row.images
+    )
+    return f'<h2 id="frames">Frames the render check drew</h2>{strips}' if strips else ""
+
+
 def _cell_id(env: str, check: str) -> str:
     return f"cell-{_slug(env)}-{_slug(check)}"
 
@@ -271,6 +294,8 @@ def _cell(cell: Cell | None, notes: dict[str, int], change: dict[str, Any] | Non
         n = notes.get(cell.detail.strip() or "(no reason given)")
         return f'<td class="cell" data-status="skip"{attrs}>skip <a href="#note-{n}">[{n}]</a>{mark}</td>'
     speed = f"<small>{cell.sps:,.0f}/s</small>" if cell.sps else ""
+    if cell.images:
+        speed += f'<small><a href="#{_frames_id(cell)}">frames</a></small>'
     status = html.escape(cell.status)
     return f'<td class="cell" data-status="{status}"{attrs}>✓ {cell.seconds:.1f}s{speed}{mark}</td>'
 
@@ -400,5 +425,6 @@ its output below; [n] is the skip reason above; an outlined cell changed since t
 <tbody>{"".join(body)}</tbody>
 </table>
 <h2 id="failures">Failures</h2>{failure_html or "<p>none</p>"}
+{_frames_html(report)}
 </body></html>
 """

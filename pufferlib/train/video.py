@@ -165,6 +165,17 @@ def fps_of(env: Any) -> int:
     return DEFAULT_FPS
 
 
+def thumbnail_png(frame: np.ndarray, side: int = 72) -> bytes:
+    """A PNG of `frame` (any shape to_rgb takes) shrunk to at most `side` pixels a side, by Pillow."""
+    from PIL import Image
+
+    image = Image.fromarray(to_rgb(frame))
+    image.thumbnail((side, side), Image.Resampling.NEAREST)  # pixel art stays crisp
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
 def gif_bytes(frames: Sequence[np.ndarray], fps: int) -> bytes:
     """An animated GIF (looping) of `frames`, by Pillow."""
     from PIL import Image

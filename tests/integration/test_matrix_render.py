@@ -37,3 +37,22 @@ def test_dm_control_pixels_render_headless_and_say_how(render_cells):
     cell = render_cells["dm_control/cartpole-swingup-pixels"]
     assert cell.status == "pass", cell.detail
     assert "MUJOCO_GL=egl" in cell.detail and "llvmpipe" in cell.detail  # Mesa's software EGL, no GPU
+
+
+def test_the_report_shows_the_frames_as_a_thumbnail_strip(render_cells, tmp_path):
+    """dm_control's pixels come back as PNG thumbnails that are not blank, and the HTML shows them."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from pufferlib.tank.report import Report, render_html
+
+    cell = render_cells["dm_control/cartpole-swingup-pixels"]
+    assert len(cell.images) == 5, cell
+    frames = [np.asarray(Image.open(io.BytesIO(base64.b64decode(i)))) for i in cell.images]
+    assert all(f.ndim == 3 and f.shape[2] == 3 and f.std() > 1 for f in frames)  # drawn, in colour
+    page = render_html(Report(image="i", digest="d", variant="cpu", rows=[cell]))
+    assert 'id="frames-dm-control-cartpole-swingup-pixels"' in page and page.count("data:image/png") == 5
+    assert render_cells["test/blank-frames"].images == []

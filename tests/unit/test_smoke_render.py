@@ -50,6 +50,24 @@ def test_drawn_frames_pass_and_name_the_renderer(render):
     assert "(16, 16, 3)" in result["detail"] and "numpy random frames" in result["detail"]
 
 
+def test_drawn_frames_come_back_as_thumbnails(render):
+    """The report's thumbnail strip: one small PNG per step of the check, decoded back and not blank."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    result = render("test/frames")
+    assert len(result["images"]) == 5, result.keys()
+    for encoded in result["images"]:
+        image = Image.open(io.BytesIO(base64.b64decode(encoded)))
+        assert image.format == "PNG" and image.size == (16, 16) and image.mode == "RGB"
+        pixels = np.asarray(image)
+        assert pixels.min() < pixels.max()  # drawn, not one flat value
+    assert render("test/blank-frames").get("images") == []  # a failed check carries none
+
+
 def test_blank_frames_fail(render):
     result = render("test/blank-frames")
     assert result["status"] == "fail" and "one flat value 7" in result["detail"]

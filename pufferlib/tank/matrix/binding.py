@@ -3,6 +3,7 @@ the reason and the last output, for every check it never reported (crash, hang, 
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import threading
 import time
@@ -62,13 +63,26 @@ class Output:
         self.thread.join(timeout=timeout)
 
     def _read(self) -> None:
+        # Chunks are not lines: Docker's log driver splits a line past 16 KB (a render result with its
+        # thumbnails) and a chunk may end mid-character, so bytes are decoded incrementally and a line
+        # is handled once its newline arrives.
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        pending = ""
         for raw in self.container.logs(stream=True, follow=True, stdout=True, stderr=True):
-            for line in raw.decode(errors="replace").splitlines():
-                self.lines.append(line)
-                cell = parse(line, self.host)
-                if cell is not None and cell.env == self.name and cell.check not in self.seen:
-                    self.seen.add(cell.check)
-                    self.on_cell(cell)
+            *lines, pending = (pending + decoder.decode(raw)).split("\n")
+            for line in lines:
+                self._line(line)
+        pending += decoder.decode(b"", final=True)
+        if pending:  # the last line, without its newline
+            self._line(pending)
+
+    def _line(self, line: str) -> None:
+        line = line.rstrip("\r")
+        self.lines.append(line)
+        cell = parse(line, self.host)
+        if cell is not None and cell.env == self.name and cell.check not in self.seen:
+            self.seen.add(cell.check)
+            self.on_cell(cell)
 
 
 def wait(container, budget: float, stop: threading.Event) -> int | None:
