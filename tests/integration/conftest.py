@@ -17,6 +17,8 @@ lib_container  (function) the same, with lib_image as the default image.
 source_copy    (function) a copy of exactly what the stages read, for tests that edit or break the source.
 namespace      (function) a throwaway image namespace (puffertank-test-<id>); its tags are removed afterwards.
 chromium       (session) headless Chromium (Debian's package, driven by Playwright): .new_page(...).
+watched_page   (function) open(url) -> a 1280x900 Chromium page that records .requests and .errors (console
+               errors and page errors), for "nothing fetched, no error" checks.
 
 Tests that use image_chain / lib_image get a longer pytest timeout (the first one may build the chain).
 """
@@ -30,6 +32,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _strict import skip_or_fail
@@ -272,3 +275,33 @@ def chromium():
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@dataclass
+class WatchedPage:
+    page: Any
+    requests: list[str]
+    errors: list[str]
+
+
+@pytest.fixture
+def watched_page(chromium):
+    """open(url): a page whose requests and console/page errors are recorded from the first load."""
+    pages = []
+
+    def open_(url: str) -> WatchedPage:
+        page = chromium.new_page(viewport={"width": 1280, "height": 900})
+        watched = WatchedPage(page, [], [])
+        page.on("request", lambda request: watched.requests.append(request.url))
+        page.on(
+            "console",
+            lambda message: watched.errors.append(message.text) if message.type == "error" else None,
+        )
+        page.on("pageerror", lambda error: watched.errors.append(str(error)))
+        pages.append(page)
+        page.goto(url)
+        return watched
+
+    yield open_
+    for page in pages:
+        page.close()

@@ -53,15 +53,10 @@ def test_junit_carries_hostname_errors_and_output(matrix_run):
     assert passing and all(c.find("system-out") is not None for c in passing)
 
 
-def test_the_report_in_chromium(matrix_run, chromium, tmp_path):
+def test_the_report_in_chromium(matrix_run, watched_page, tmp_path):
     reports, _ = matrix_run
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    requests: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto((reports / "matrix.html").as_uri())
+    watched = watched_page((reports / "matrix.html").as_uri())
+    page, requests, errors = watched.page, watched.requests, watched.errors
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 10_000

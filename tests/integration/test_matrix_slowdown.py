@@ -64,16 +64,11 @@ def test_a_planted_slowdown_is_a_regression(runs):
     assert case.find("failure") is not None and case.find("failure").get("type") == "regression"
 
 
-def test_the_regression_in_chromium(runs, chromium):
+def test_the_regression_in_chromium(runs, watched_page):
     root, _, _ = runs
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    requests: list[str] = []
-    errors: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto((root / "slower" / "matrix.html").as_uri())
-    assert [url for url in requests if not url.startswith("file://")] == [] and errors == []
+    watched = watched_page((root / "slower" / "matrix.html").as_uri())
+    page = watched.page
+    assert [url for url in watched.requests if not url.startswith("file://")] == [] and watched.errors == []
     entry = page.locator('#since ~ ul li[data-kind="regression"]', has_text="test/timed step")
     assert entry.count() == 1 and "noise band" in entry.inner_text()
     entry.locator("a").click()
