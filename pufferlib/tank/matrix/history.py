@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import html
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,8 +96,6 @@ def write_csv(columns: list[Column], path: Path) -> None:
 
 def _sparkline(values: list[float | None], width: int = 120, height: int = 24) -> str:
     """An inline SVG polyline of the steps/s (log scale), gaps where a report has no figure."""
-    import math
-
     known = [v for v in values if v]
     if len(known) < 2:
         return ""
