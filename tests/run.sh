@@ -71,8 +71,9 @@ main() {
   lint
   say "pytest $*"
   # Strict: a test that would skip real work here (a binding's package missing from .venv, a root-only
-  # test without root, a torch.compile error) fails instead (tests/_strict.py).
-  PUFFERTANK_STRICT=1 "$VENV/bin/pytest" tests "$@"
+  # test without root, a torch.compile error) fails instead (tests/_strict.py). --durations: the
+  # slowest tests in CI's log, to keep the run under its hour.
+  PUFFERTANK_STRICT=1 "$VENV/bin/pytest" tests --durations=25 "$@"
 }
 
 main "$@"

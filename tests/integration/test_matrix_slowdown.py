@@ -1,5 +1,6 @@
 """`puffertank matrix --baseline` against a real rerun and a planted slowdown, on the real engine: a plugin
-binding (plugins/timed_step.py) run three times is the baseline; the same binding rerun stays inside the
+binding (plugins/timed_step.py) run three times is the baseline (each timed cell keeps its 3 samples and
+reports their median); the same binding rerun stays inside the
 noise band (no regression, exit 0 under --fail-on regression); a copy whose step sleeps 5 ms is flagged
 as a regression (exit 1, JUnit failure of type regression), and the report shows it in headless Chromium:
 the grid cell is marked and the "since baseline" entry leads to it, with no request and no console error."""
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.docker
 
 PLUGIN = Path(__file__).parent / "plugins" / "timed_step.py"
 PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
+TIMED = {"step", "serial", "multiprocessing", "learn"}
 
 
 def matrix(image: str, plugin: Path, report: Path, *args: str) -> subprocess.CompletedProcess:
@@ -43,6 +45,16 @@ def runs(lib_image, tmp_path_factory):
 
 def comparison(report: Path) -> dict:
     return json.loads((report / "matrix.json").read_text())["comparison"]
+
+
+def test_repeats_keep_every_sample_and_report_the_median(runs):
+    root, _, _ = runs
+    report = json.loads((root / "base" / "matrix.json").read_text())
+    assert report["provenance"]["run"]["repeats"] == 3
+    timed = {r["check"]: r for r in report["rows"] if r["check"] in TIMED and r["status"] == "pass"}
+    assert {"step", "serial"} <= set(timed), report["rows"]
+    for row in timed.values():
+        assert len(row["samples"]) == 3 and sorted(row["samples"])[1] == pytest.approx(row["sps"]), row
 
 
 def test_a_rerun_stays_inside_the_noise_band(runs):
