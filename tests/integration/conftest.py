@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
@@ -265,6 +264,8 @@ CHROMIUM_ARGS = [
 @pytest.fixture(scope="session")
 def chromium():
     """A headless Chromium for the pages we serve or write (the matrix report, its history, the lab)."""
+    from _strict import skip_or_fail  # here, not at the top: test_markers runs a copy of this file alone
+
     if shutil.which(str(CHROMIUM)) is None:
         skip_or_fail(f"{CHROMIUM} is missing: apt-get install chromium (tests/run.sh does)")
     try:
