@@ -287,6 +287,8 @@ class Smoke:
         summary = train(self.name, {"train.max_seconds": budget, "train.torch_threads": 1}, quiet=True)
         if summary.get("solve_metric") == "win_rate":  # self-play (train/versus.py)
             what, value = "win rate against a random opponent", summary["score"]
+        elif summary.get("solve_metric") == "wins":  # the env's `win` info: against its own bot
+            what, value = "win rate against the env's opponent", summary["score"]
         else:
             what, value = "mean return", summary["mean_return"]
         mean = "none (no episode ended)" if value is None else f"{value:.3f}"

@@ -68,7 +68,8 @@ MAPS = {
 }
 # bot name -> the Java class gym_microrts.microrts_ai builds (the ones that need no extra setup)
 BOTS = ("randomBiasedAI", "randomAI", "passiveAI", "workerRushAI", "lightRushAI", "coacAI", "naiveMCTSAI")
-REGISTERED = ("8x8", "10x10")
+REGISTERED = ("4x4", "8x8", "10x10")
+LEARN = "4x4"  # the learning task (pufferlib/train/config/microrts.4x4.toml): win against passiveAI
 START_TIMEOUT = 120.0  # seconds for the child to start its JVM and the games
 
 
@@ -324,11 +325,13 @@ def _binding(name: str) -> Binding:
         extra="microrts",
         policy=Policy,
         requires=("gym_microrts", "jpype"),
-        smoke=SmokeSpec(steps=128, seconds=120.0),
+        # the learn cell trains for half of `seconds`; it solved in 90-200 s on a 2-core box
+        smoke=SmokeSpec(steps=128, seconds=480.0 if name == LEARN else 120.0, learn=name == LEARN),
         # full against the scripted workerRushAI the bindings play (a fixed map, a deterministic game:
         # gymnasium's check_env agrees); opponent="randomAI"/"randomBiasedAI" draw from Java's unseeded Random
         seeding="full",
-        description=f"Gym-MicroRTS {name} against workerRushAI: gridnet actions, invalid-action masks (JVM)",
+        description=f"Gym-MicroRTS {name} against workerRushAI: gridnet actions, invalid-action masks (JVM)"
+        + (" (trains against passiveAI: microrts.4x4.toml)" if name == LEARN else ""),
     )
 
 

@@ -24,7 +24,7 @@ View the curves with `tensorboard --logdir runs` or `puffer plot runs/<env>`.
 Checkpoints every --train.checkpoint-minutes (10) and at the end hold the whole training state:
 `puffer train --resume RUN_DIR [--train.total-timesteps N ...]` continues the run in RUN_DIR, with
 the overrides on top of its config. An error mid-run saves, writes summary.json, prints that
-command and exits 1 (--debug: with the traceback).
+command and exits 1, or 2 when the error is the config's (--debug: with the traceback).
 """
 
 
@@ -184,7 +184,7 @@ def run_train(args: argparse.Namespace) -> int:
         command = failure.resume_command(summary.get("run_dir")) if summary.get("checkpoint") else None
         again = f"; resume with: {command}" if command else ""
         print(f"puffer train: error: {e}{saved}{again}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e.__cause__, _errors()) else 1  # bad input found mid-run: still the user's
     except distributed.DistributedError as e:  # a rank lost, or the ranks never met
         distributed.record_failure(e)
         saved = getattr(e, "checkpoint", None)

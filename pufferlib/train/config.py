@@ -33,7 +33,7 @@ CONFIG_DIR = Path(__file__).parent / "config"
 OPEN_SECTIONS = ("policy", "env")
 CHOICES = {
     ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
-    ("train", "solve_metric"): ("return", "win_rate"),
+    ("train", "solve_metric"): ("return", "win_rate", "wins"),
 }
 PATTERNS = {
     ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),

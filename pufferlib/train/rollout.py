@@ -27,7 +27,7 @@ from torch import nn
 from pufferlib.pytorch import torch_dtype
 from pufferlib.train import memory
 from pufferlib.train.act import Actor, episodes_in
-from pufferlib.train.config import Config
+from pufferlib.train.config import Config, ConfigError
 
 
 def put(store: torch.Tensor, index: Any, value: Any, src: Any = slice(None)) -> None:
@@ -121,7 +121,10 @@ class Runner:
     sync: bool  # every recv returns every row, in order (batch_size == num_envs): see Placement
     steps: int = 0
     episodes: int = 0
-    judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean return (versus.py)
+    judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean of `metric`
+    # The episode statistic `score` averages: the return, or (train.solve_metric "wins") the env's `win`
+    # info, 1.0 for an episode the agent won against the env's own opponent (microrts' bots)
+    metric: str = "episode_return"
     deferred: list[dict] | None = None  # distributed: episodes held for the sync (distributed.py)
 
     @classmethod
@@ -143,6 +146,7 @@ class Runner:
             episode_stats={},
             window=tc["solve_window"],
             sync=int(vecenv.agents_per_batch) == rows,
+            metric="win" if tc["solve_metric"] == "wins" else "episode_return",
         )
 
     @property
@@ -161,6 +165,12 @@ class Runner:
         for info in infos:
             if "episode_return" not in info:
                 continue
+            if self.metric not in info:
+                reported = ", ".join(k for k in info if k != "n")
+                raise ConfigError(
+                    f"train.solve_metric wins needs an env that reports a `win` info per episode; this one "
+                    f"reports {reported}. Use train.solve_metric return (or win_rate for a self-play game)"
+                )
             n = episodes_in(info)  # a native env's info holds the means of n episodes: it counts n times
             self.episodes += n
             for key, value in info.items():
@@ -175,11 +185,11 @@ class Runner:
         return float(np.mean(values)) if values else None
 
     def score(self) -> float | None:
-        """What `solved` compares: the judge's score (train.solve_metric), else the mean return of
-        the last solve_window episodes (None until that many ended)."""
+        """What `solved` compares: the judge's score (train.solve_metric), else the mean return (or
+        win) of the last solve_window episodes (None until that many ended)."""
         if self.judge is not None:
             return self.judge(self.steps)
-        values = self.episode_stats.get("episode_return")
+        values = self.episode_stats.get(self.metric)
         return float(np.mean(values)) if values and len(values) >= self.window else None
 
     def solved(self, score: float | None) -> bool:

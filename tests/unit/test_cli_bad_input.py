@@ -55,6 +55,16 @@ def test_train_refuses_an_unknown_device(capsys):
     assert "train.device must be one of auto, cpu, cuda, cuda:N (a GPU index) or mps, got 'banana'" in err
 
 
+def test_train_with_wins_on_an_env_without_a_win_info_says_so_and_keeps_the_run(tmp_path):
+    """solve_metric wins can only be checked once an episode ends: exit 2 then, naming the infos the env
+    does report, with the first update saved (nothing trained is lost)."""
+    done = puffer("train", "ocean/squared", "--train.solve-metric", "wins", "--no-dashboard", cwd=tmp_path)
+    err = one_error_line(done)
+    assert "train.solve_metric wins needs an env that reports a `win` info" in err, err
+    assert "reports episode_return, episode_length" in err and "Use train.solve_metric return" in err, err
+    assert list(tmp_path.glob("runs/ocean/squared/*/model_*.pt")), err
+
+
 def test_train_refuses_a_config_file_that_is_not_utf8(tmp_path, capsys):
     path = tmp_path / "run.toml"
     path.write_bytes(b'env_name = "ocean/squared"\n# \xe9\n')

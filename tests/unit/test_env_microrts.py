@@ -26,7 +26,7 @@ def _offsets(env) -> np.ndarray:
 
 
 def test_registered_maps_and_catalog():
-    assert [b.name for b in BINDINGS] == ["microrts/10x10", "microrts/8x8"]
+    assert [b.name for b in BINDINGS] == ["microrts/10x10", "microrts/4x4", "microrts/8x8"]
     assert environments.catalog("microrts") == sorted(f"microrts/{m}" for m in microrts.MAPS)
 
 

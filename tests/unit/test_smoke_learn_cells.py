@@ -1,5 +1,6 @@
 """The matrix's learn cells beyond Ocean and CartPole: continuous control (InvertedPendulum), self-play
-(tic-tac-toe judged by win rate against a random opponent) and bsuite's catch. Each trains for real
+(tic-tac-toe judged by win rate against a random opponent), bsuite's catch and MicroRTS (4x4 games won
+against passiveAI, judged on the env's own `win` info: train.solve_metric "wins"). Each trains for real
 through `puffer smoke`'s learn check, and the check goes red when the run cannot reach its score."""
 
 import dataclasses
@@ -17,6 +18,7 @@ CELLS = {
     "mujoco/InvertedPendulum-v5": ("mujoco", "mean return", "(solved at 950.0)"),
     "open_spiel/tic_tac_toe": ("pyspiel", "win rate against a random opponent", "(solved at 0.9)"),
     "bsuite/catch/0": ("bsuite", "mean return", "(solved at 0.9)"),
+    "microrts/4x4": ("gym_microrts", "win rate against the env's opponent", "(solved at 0.9)"),
 }
 
 
@@ -45,6 +47,8 @@ def test_the_learn_cell_trains_to_the_solved_score(name):
     assert result.status == "pass", result.detail
     assert result.detail.startswith(what) and goal in result.detail, result.detail
     assert "stopped by solved" in result.detail
+    score = float(result.detail.removeprefix(what).split()[0])
+    assert score <= 1.0 or what == "mean return", result.detail  # a rate, not a return (microrts: ~38)
 
 
 def test_the_learn_cell_goes_red_when_the_run_cannot_solve(monkeypatch):
