@@ -122,7 +122,7 @@ def test_unavailable_env_names_the_reason_and_fix():
 
 def test_record_weights_an_info_by_its_episodes():
     """One info holding the means of 40 episodes counts as 40 (the solve window fills accordingly)."""
-    run = SimpleNamespace(deferred=None, episodes=0, episode_stats={}, window=100)
+    run = SimpleNamespace(deferred=None, episodes=0, episode_stats={}, window=100, metric="episode_return")
     Runner.record(run, [{"episode_return": 10.0, "n": 40}, {"episode_return": 20.0}])
     assert run.episodes == 41 and list(run.episode_stats["episode_return"]) == [10.0] * 40 + [20.0]
     assert "n" not in run.episode_stats
