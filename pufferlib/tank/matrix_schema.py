@@ -9,18 +9,20 @@ from typing import Any
 
 from pufferlib.tank.errors import UsageError
 
-SCHEMA = 2  # 1 = the files written before the field existed (no "schema" key)
+SCHEMA = 3  # 1 = the files written before the field existed (no "schema" key); 3 added --every-host's keys
+READS = (2, 3)  # 2 lacks only keys 3 added (every_host, host_seconds, host_differences), which default
 
 
 def check_schema(data: Any, where: str) -> None:
-    """Raise UsageError unless `data` is a matrix.json document of this SCHEMA."""
+    """Raise UsageError unless `data` is a matrix.json document of a schema this puffertank READS."""
     if not isinstance(data, dict) or "rows" not in data:
         raise UsageError(f"{where}: not a matrix.json (no rows)", "pass a matrix.json or its report folder")
     found = data.get("schema", 1)
-    if found != SCHEMA:
-        age = "an older" if isinstance(found, int) and found < SCHEMA else "a newer or unknown"
+    if found not in READS:
+        age = "an older" if isinstance(found, int) and found < min(READS) else "a newer or unknown"
+        readable = " and ".join(str(n) for n in READS)
         raise UsageError(
-            f"{where}: matrix.json schema {found!r} is {age} format (this puffertank reads {SCHEMA})",
+            f"{where}: matrix.json schema {found!r} is {age} format (this puffertank reads {readable})",
             "rerun puffertank matrix with this version to make a baseline",
         )
 

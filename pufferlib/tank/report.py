@@ -21,6 +21,9 @@ from typing import Any
 
 from pufferlib.matrix_protocol import Result
 from pufferlib.tank.matrix_schema import SCHEMA
+from pufferlib.tank.report_hosts import STYLE as HOSTS_STYLE
+from pufferlib.tank.report_hosts import differs_html, grid_html
+from pufferlib.tank.report_hosts import slug as _slug
 from pufferlib.tank.report_since import since_html
 
 CHANGE_ARROWS = {"new-failure": "!", "regression": "▼", "fixed": "✔", "improvement": "▲", "new-binding": "+"}
@@ -56,6 +59,9 @@ class Report:
     rows: list[Cell] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)  # see matrix.provenance
     comparison: dict[str, Any] = field(default_factory=dict)  # against --baseline: matrix/baseline.py
+    every_host: bool = False  # --every-host: each binding ran on every host (rows hold a cell per host)
+    host_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # host -> binding -> wall time
+    host_differences: list[dict[str, Any]] = field(default_factory=list)  # matrix/hostdiff.py
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "skip": 0}
@@ -128,9 +134,11 @@ def write_junit(report: Report, path: Path) -> None:
     for key, value in facts.items():
         ET.SubElement(props, "property", name=key, value=str(value))
     for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=row.env, name=row.check, time=f"{row.seconds:.3f}")
+        host = row.host if report.every_host else ""  # --every-host: a case per host, named so
+        name = f"{row.check} @ {host}" if host else row.check
+        case = ET.SubElement(suite, "testcase", classname=row.env, name=name, time=f"{row.seconds:.3f}")
         first = row.detail.splitlines()[0][:200] if row.detail else row.status
-        change = regressed.get((row.env, row.check))
+        change = regressed.get((row.env, row.check, host))
         if row.status == "fail":
             ET.SubElement(case, "error" if row.error else "failure", message=first).text = row.detail
         elif row.status == "skip":
@@ -153,12 +161,13 @@ def write_junit(report: Report, path: Path) -> None:
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _junit_regressions(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
+def _junit_regressions(report: Report) -> dict[tuple[str, str, str], dict[str, Any]]:
     """The regressed cells JUnit reports as failures: only when --fail-on counts regressions."""
     comparison = report.comparison
     if comparison.get("fail_on") not in ("regression", "any"):
         return {}
-    return {(c["env"], c["check"]): c for c in comparison.get("changes", []) if c["kind"] == "regression"}
+    changes = comparison.get("changes", [])
+    return {(c["env"], c["check"], c.get("host", "")): c for c in changes if c["kind"] == "regression"}
 
 
 def _flat_provenance(prov: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -219,12 +228,9 @@ pre { background: #f8f9fa; padding: 8px; overflow-x: auto; font-size: 12px; whit
 """
 
 
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in text).strip("-")
-
-
-def _fail_id(row: Cell) -> str:
-    return f"fail-{_slug(row.env)}-{_slug(row.check)}"
+def _fail_id(env: str, check: str, host: str = "") -> str:
+    """The anchor of a failed cell's output; `host` only under --every-host (a cell per host)."""
+    return f"fail-{_slug(env)}-{_slug(check)}" + (f"-{_slug(host)}" if host else "")
 
 
 def _skip_notes(report: Report, checks: list[str]) -> tuple[dict[str, int], dict[str, int], list[str]]:
@@ -253,14 +259,17 @@ def _skip_notes(report: Report, checks: list[str]) -> tuple[dict[str, int], dict
     return numbers, covering, items
 
 
-def _frames_id(cell: Cell) -> str:
-    return f"frames-{_slug(cell.env)}"
+def _frames_id(cell: Cell, host: str = "") -> str:
+    return f"frames-{_slug(cell.env)}" + (f"-{_slug(host)}" if host else "")
 
 
 def _frames_html(report: Report) -> str:
-    """A thumbnail strip per binding whose render check drew frames: Atari should look like Atari."""
+    """A thumbnail strip per binding (per host under --every-host) whose render check drew frames:
+    Atari should look like Atari."""
+    where = (lambda row: row.host) if report.every_host else (lambda row: "")
     strips = "".join(
-        f'<div class="strip" id="{_frames_id(row)}"><code>{html.escape(row.env)}</code>'
+        f'<div class="strip" id="{_frames_id(row, where(row))}"><code>{html.escape(row.env)}'
+        f"{' @ ' + html.escape(row.host) if where(row) else ''}</code>"
         + "".join(
             f'<img alt="{html.escape(row.env)} frame {i}" src="data:image/png;base64,{image}">'
             for i, image in enumerate(row.images)
@@ -272,14 +281,17 @@ def _frames_html(report: Report) -> str:
     return f'<h2 id="frames">Frames the render check drew</h2>{strips}' if strips else ""
 
 
-def _cell_id(env: str, check: str) -> str:
-    return f"cell-{_slug(env)}-{_slug(check)}"
+def _cell_id(env: str, check: str, host: str = "") -> str:
+    return f"cell-{_slug(env)}-{_slug(check)}" + (f"-{_slug(host)}" if host else "")
 
 
-def _cell(cell: Cell | None, notes: dict[str, int], change: dict[str, Any] | None = None) -> str:
+def _cell(
+    cell: Cell | None, notes: dict[str, int], change: dict[str, Any] | None = None, host: str = ""
+) -> str:
+    """One grid cell; `host` names it (its id and links) only under --every-host."""
     if cell is None:
         return '<td class="cell" data-status="none"></td>'
-    mark, attrs = "", f' id="{_cell_id(cell.env, cell.check)}"'
+    mark, attrs = "", f' id="{_cell_id(cell.env, cell.check, host)}"'
     if change:  # changed since the baseline: outlined, and says how in words
         attrs += f' data-change="{change["kind"]}"'
         how = f"x{change['ratio']:.2f}" if "ratio" in change else CHANGE_MARKS[change["kind"]]
@@ -288,14 +300,15 @@ def _cell(cell: Cell | None, notes: dict[str, int], change: dict[str, Any] | Non
         what = "did not report" if cell.error else "failed"
         return (
             f'<td class="cell" data-status="fail"{attrs} title="{html.escape(cell.check)} {what}">'
-            f'<a href="#{_fail_id(cell)}">FAIL</a><small>{cell.seconds:.1f}s</small>{mark}</td>'
+            f'<a href="#{_fail_id(cell.env, cell.check, host)}">FAIL</a>'
+            f"<small>{cell.seconds:.1f}s</small>{mark}</td>"
         )
     if cell.status == "skip":
         n = notes.get(cell.detail.strip() or "(no reason given)")
         return f'<td class="cell" data-status="skip"{attrs}>skip <a href="#note-{n}">[{n}]</a>{mark}</td>'
     speed = f"<small>{cell.sps:,.0f}/s</small>" if cell.sps else ""
     if cell.images:
-        speed += f'<small><a href="#{_frames_id(cell)}">frames</a></small>'
+        speed += f'<small><a href="#{_frames_id(cell, host)}">frames</a></small>'
     status = html.escape(cell.status)
     return f'<td class="cell" data-status="{status}"{attrs}>✓ {cell.seconds:.1f}s{speed}{mark}</td>'
 
@@ -357,18 +370,23 @@ def render_html(report: Report) -> str:
     """One HTML file, no external assets: envs down, checks across, a cell each that says what happened."""
     checks: list[str] = []
     envs: list[str] = []
-    grid: dict[tuple[str, str], Cell] = {}
+    grid: dict[tuple[str, str, str], Cell] = {}
+    per_host = report.every_host  # a cell per host: keyed, and its ids named, by host too
     for row in report.rows:
         if row.check not in checks:
             checks.append(row.check)
         if row.env not in envs:
             envs.append(row.env)
-        grid[row.env, row.check] = row
+        grid[row.env, row.check, row.host if per_host else ""] = row
     counts = report.counts()
     totals = report.check_counts()
     numbers, covering, notes = _skip_notes(report, checks)
     several_hosts = len(report.hosts) > 1
-    changes = {(c["env"], c["check"]): c for c in report.comparison.get("changes", []) if c["check"]}
+    changes = {
+        (c["env"], c["check"], c.get("host", "")): c
+        for c in report.comparison.get("changes", [])
+        if c["check"]
+    }
 
     head = ['<th class="env">environment</th>']
     for check in checks:
@@ -385,8 +403,12 @@ def render_html(report: Report) -> str:
 
     body = []
     for env in envs:
-        cells = [_cell(grid.get((env, check)), numbers, changes.get((env, check))) for check in checks]
-        hosts = sorted({grid[env, c].host for c in checks if (env, c) in grid and grid[env, c].host})
+        cells = [
+            _cell(grid.get((env, check, "")), numbers, changes.get((env, check, ""))) for check in checks
+        ]
+        hosts = sorted(
+            {grid[env, c, ""].host for c in checks if (env, c, "") in grid and grid[env, c, ""].host}
+        )
         host = f'<td class="meta">{html.escape(", ".join(hosts))}</td>' if several_hosts else ""
         wall = report.env_seconds.get(env)
         wall_text = f"{wall:.1f}s" if wall is not None else ""
@@ -395,9 +417,23 @@ def render_html(report: Report) -> str:
             f'{host}<td class="meta">{wall_text}</td></tr>'
         )
 
+    if per_host:
+
+        def host_cell(env: str, check: str, host: str) -> str:
+            key = (env, check, host)
+            return _cell(grid.get(key), numbers, changes.get(key), host)
+
+        thead, tbody = grid_html(
+            report.rows, report.hosts, envs, checks, host_cell, report.host_seconds, report.host_differences
+        )
+    else:
+        thead, tbody = f"<tr>{''.join(head)}</tr>", "".join(body)
+    differs = differs_html(report.host_differences, report.hosts, _cell_id) if per_host else ""
+
     failures = [row for row in report.rows if row.status == "fail"]
     failure_html = "".join(
-        f'<details id="{_fail_id(r)}" open><summary>{html.escape(r.env)} / {html.escape(r.check)}'
+        f'<details id="{_fail_id(r.env, r.check, r.host if per_host else "")}" open>'
+        f"<summary>{html.escape(r.env)} / {html.escape(r.check)}"
         f"{' (did not report)' if r.error else ''}{f' on {html.escape(r.host)}' if r.host else ''}</summary>"
         f"<pre>{html.escape(r.detail)}</pre></details>"
         for r in failures
@@ -411,18 +447,19 @@ def render_html(report: Report) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>PufferTank matrix: {counts["fail"]} failed, {counts["pass"]} passed, {counts["skip"]} skipped</title>
-<style>{STYLE}</style></head><body>
+<style>{STYLE}{HOSTS_STYLE if per_host else ""}</style></head><body>
 <h1>PufferTank integration matrix</h1>
 <p class="verdict {verdict}">{word}: {counts["fail"]} failed, {counts["pass"]} passed,
 {counts["skip"]} skipped of {len(report.rows)} cells ({len(envs)} bindings &times; {len(checks)} checks)</p>
-{since_html(report.comparison, lambda e, c: f"fail-{_slug(e)}-{_slug(c)}", _cell_id)}
+{since_html(report.comparison, _fail_id, _cell_id)}
+{differs}
 <table class="prov">{prov}</table>
 {skips}
 <p class="key">Under each check: bindings that passed it / bindings run, and the failures; FAIL links to
 its output below; [n] is the skip reason above; an outlined cell changed since the baseline (&#9660; slower,
 &#9650; faster, ! a new failure, &#10004; fixed, + a new binding).</p>
-<table class="grid"><thead><tr>{"".join(head)}</tr></thead>
-<tbody>{"".join(body)}</tbody>
+<table class="grid"><thead>{thead}</thead>
+<tbody>{tbody}</tbody>
 </table>
 <h2 id="failures">Failures</h2>{failure_html or "<p>none</p>"}
 {_frames_html(report)}

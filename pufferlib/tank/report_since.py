@@ -17,19 +17,22 @@ WORDS = {
 
 
 def since_html(comparison: dict[str, Any], fail_id, cell_id) -> str:
-    """The section's HTML; `fail_id(env, check)` is the anchor of a failed cell's output, `cell_id(env,
-    check)` that of its grid cell: a new failure links to its output, every other changed cell to itself."""
+    """The section's HTML; `fail_id(env, check, host)` is the anchor of a failed cell's output,
+    `cell_id(env, check, host)` that of its grid cell (host: "" but under --every-host): a new failure
+    links to its output, every other changed cell to itself."""
     if not comparison:
         return ""
     base = comparison.get("baseline", {})
     counts = ", ".join(f"{n} {WORDS[k]}" for k, n in comparison["counts"].items() if n) or "no changes"
     items = []
     for c in comparison["changes"]:
+        host = c.get("host", "")
         what = f"{html.escape(c['env'])} {html.escape(c['check'])}".strip()
+        what += f" on {html.escape(host)}" if host else ""
         if c["kind"] == "new-failure":
-            what = f'<a href="#{fail_id(c["env"], c["check"])}">{what}</a>'
+            what = f'<a href="#{fail_id(c["env"], c["check"], host)}">{what}</a>'
         elif c["check"]:  # a binding that is gone has no cell left to link to
-            what = f'<a href="#{cell_id(c["env"], c["check"])}">{what}</a>'
+            what = f'<a href="#{cell_id(c["env"], c["check"], host)}">{what}</a>'
         extra = ""
         if "ratio" in c:
             extra = (

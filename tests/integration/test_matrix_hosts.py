@@ -1,10 +1,12 @@
 """`--host`: bindings spread over two Docker daemons, the second one reached over TLS, and the report says
-which ran what.
+which ran what; `--every-host`: every binding on both, and what differs between the two boxes.
 
 The second daemon runs on this machine with its own data root, socket and bridge (and no iptables
 changes, so the first daemon's networking is untouched). It also listens on loopback TCP with
 --tlsverify and certificates made here with openssl (a CA, a server certificate for 127.0.0.1, a client
 certificate), the way a remote box would be set up; the lib image is copied in over its unix socket.
+It also sets `--dns` to plugins/host_dependent.py's MARK: a box configured differently, which that
+plugin's bindings notice (one fails its step there, the other draws different frames).
 """
 
 import contextlib
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +34,10 @@ from pufferlib.tank.errors import TankError  # noqa: E402
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select  # noqa: E402
 
 pytestmark = pytest.mark.docker
+
+PLUGIN = Path(__file__).parent / "plugins" / "host_dependent.py"
+HOST_MARK = "10.213.0.53"  # plugins/host_dependent.py's MARK
+PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 
 
 def _ip(*args: str) -> None:
@@ -139,6 +146,8 @@ def second_daemon(docker_client, lib_image):
             "--tlskey",
             str(certs / "server-key.pem"),
             f"--bridge={bridge}",
+            "--dns",
+            HOST_MARK,
             "--iptables=false",
             "--ip-masq=false",
         ],
@@ -249,3 +258,78 @@ def test_a_daemon_certificate_from_another_ca_is_refused(second_daemon, tmp_path
 def test_plain_http_to_a_tls_daemon_fails_even_when_allowed(second_daemon):
     with pytest.raises(TankError, match=f"cannot reach the Docker engine at {second_daemon.tcp}"):
         Host.connect(second_daemon.tcp, insecure=True)
+
+
+@pytest.fixture(scope="module")
+def every_host_run(lib_image, second_daemon, tmp_path_factory):
+    """`puffertank matrix --every-host` as a user runs it, over this daemon and the TLS one: ocean/squared
+    (the same on both boxes) and the two plugin bindings that notice the second box."""
+    assert HOST_MARK in PLUGIN.read_text()
+    reports = tmp_path_factory.mktemp("every-host")
+    certs = second_daemon.certs
+    tls = ["--tlsverify", "--tlscacert", str(certs / "ca.pem"), "--tlscert", str(certs / "cert.pem")]
+    tls += ["--tlskey", str(certs / "key.pem")]
+    cmd = [*PUFFERTANK, "matrix", "--image", lib_image, "--variant", "cpu", "--every-host", "--jobs", "1"]
+    cmd += ["--host", "local", "--host", second_daemon.tcp, *tls, "--plugin", str(PLUGIN)]
+    cmd += ["--env", "ocean/squared", "--env", "test/host-*", "--report", str(reports)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    return reports, done, json.loads((reports / "matrix.json").read_text())
+
+
+def test_every_binding_ran_on_every_host(every_host_run, second_daemon):
+    _, done, doc = every_host_run
+    hosts = ["local", second_daemon.tcp]
+    assert doc["every_host"] and doc["hosts"] == hosts
+    envs = {"ocean/squared", "test/host-step", "test/host-frames"}
+    for env in envs:
+        for host in hosts:
+            cells = [r for r in doc["rows"] if r["env"] == env and r["host"] == host]
+            assert len(cells) == len(CHECKS), (env, host, [c["check"] for c in cells])
+        assert set(doc["host_seconds"][second_daemon.tcp]) == envs
+    assert done.returncode == 1, done.stdout + done.stderr  # test/host-step fails on the second box
+
+
+def test_what_differs_between_the_hosts_is_flagged(every_host_run, second_daemon):
+    _, done, doc = every_host_run
+    kinds = {(d["env"], d["check"]): d for d in doc["host_differences"]}
+    step = kinds[("test/host-step", "step")]
+    assert step["kind"] == "status" and step["values"] == ["pass", "fail"], step
+    assert kinds[("test/host-frames", "render")]["kind"] == "frames"
+    # the box-independent results of the same image are not flagged (speed may be: one box, two daemons)
+    same = [d for d in doc["host_differences"] if d["env"] != "test/host-step" and d["kind"] != "speed"]
+    assert [(d["env"], d["check"]) for d in same] == [("test/host-frames", "render")], same
+    assert "differs between hosts:" in done.stdout and "STATUS test/host-step step" in done.stdout
+
+
+def test_the_every_host_report_in_chromium(every_host_run, second_daemon, watched_page, tmp_path):
+    reports, _, _ = every_host_run
+    watched = watched_page((reports / "matrix.html").as_uri())
+    page = watched.page
+    page.screenshot(path=str(tmp_path / "every-host.png"), full_page=True)
+    assert [url for url in watched.requests if not url.startswith("file://")] == [] and watched.errors == []
+    groups = page.locator("th.hostgroup")
+    assert groups.all_inner_texts() == ["local", second_daemon.tcp]
+    ids = page.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert len(ids) == len(set(ids)), "every cell's anchor is unique across hosts"
+    row = page.locator("tr", has=page.locator("th.env", has_text="test/host-step"))
+    assert (
+        row.locator('td[data-status="fail"]').count() >= 1 and row.locator('td[data-status="pass"]').count()
+    )
+    row.locator("td.differs a", has_text="step").click()
+    entry = page.locator("li:target")
+    assert entry.count() == 1 and "status differs" in entry.inner_text()
+    entry.locator("a", has_text=second_daemon.tcp).click()  # to the second box's cell
+    assert page.locator("td:target").get_attribute("data-status") == "fail"
+    suite = ET.parse(reports / "junit.xml").getroot()
+    names = [(c.get("classname"), c.get("name")) for c in suite.iter("testcase")]
+    assert len(names) == len(set(names)) and ("test/host-step", f"step @ {second_daemon.tcp}") in names
+
+
+def test_every_host_needs_two_hosts():
+    out = subprocess.run(
+        [*PUFFERTANK, "matrix", "--every-host", "--variant", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and "pass --host twice or more" in out.stderr and "Traceback" not in out.stderr

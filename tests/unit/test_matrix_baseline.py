@@ -12,7 +12,7 @@ import pytest
 
 from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix.baseline import band, check_fail_on, compare, exit_status, load_baseline
-from pufferlib.tank.matrix_schema import SCHEMA
+from pufferlib.tank.matrix_schema import READS, SCHEMA
 from pufferlib.tank.report import load, render_html
 
 FIXTURE = Path(__file__).parent / "data" / "matrix-ocean.json"
@@ -28,7 +28,7 @@ def timed(doc: dict) -> list[dict]:
 
 def test_the_fixture_is_a_real_run_of_this_schema():
     doc = today()
-    assert doc["schema"] == SCHEMA and timed(doc), "the fixture must carry timed passing cells"
+    assert doc["schema"] in READS and timed(doc), "the fixture must carry timed passing cells"
 
 
 def test_a_run_against_itself_has_no_changes():

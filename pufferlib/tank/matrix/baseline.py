@@ -57,15 +57,21 @@ def band(now: list[float], base: list[float]) -> tuple[float, str]:
 
 
 def compare(now: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """The comparison of two matrix.json documents: counts, changed cells worst first, moved versions."""
-    old = {(r["env"], r["check"]): r for r in base["rows"]}
-    new = {(r["env"], r["check"]): r for r in now["rows"]}
+    """The comparison of two matrix.json documents: counts, changed cells worst first, moved versions.
+    Under --every-host each host's cell is compared (and its change names the host)."""
+    old: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in base["rows"]:
+        old.setdefault((r["env"], r["check"]), r)  # an --every-host baseline: its first host's cell
+    old_on = {(r["env"], r["check"], r.get("host", "")): r for r in base["rows"]}
+    per_host = bool(now.get("every_host"))
     old_envs = {env for env, _ in old}
-    new_envs = {env for env, _ in new}
+    new_envs = {r["env"] for r in now["rows"]}
     changes: list[dict[str, Any]] = []
-    for key, row in new.items():
-        env, check = key
-        prev = old.get(key)
+    for row in now["rows"]:
+        env, check, host = row["env"], row["check"], row.get("host", "")
+        # each host's cell against the same host's in an --every-host baseline, else the baseline's cell
+        prev = old_on.get((env, check, host)) if base.get("every_host") else None
+        prev = prev or old.get((env, check))
         if env not in old_envs:
             kind = "new-binding" if check == "import" else None
         elif prev is None:
@@ -77,6 +83,8 @@ def compare(now: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
         else:
             kind = None
         change: dict[str, Any] = {"env": env, "check": check, "status": row["status"]}
+        if per_host:
+            change["host"] = host
         change["was"] = prev["status"] if prev else None
         if kind is None and prev and row["status"] == prev["status"] == "pass":
             a, b = _samples(row), _samples(prev)

@@ -18,7 +18,7 @@ from pufferlib.tank.matrix.history import write_history
 from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image
 from pufferlib.tank.matrix.plan import Plan, select
 from pufferlib.tank.matrix.progress import Progress
-from pufferlib.tank.matrix.run import run_matrix
+from pufferlib.tank.matrix.run import progress_names, run_matrix
 from pufferlib.tank.names import image_ref
 from pufferlib.tank.report import Report, write_all
 from pufferlib.tank.signals import exit_status
@@ -58,6 +58,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="URL",
         help="a Docker daemon: ssh://user@box (recommended), tcp://box:2376 with --tlsverify, unix://...; "
         "'local' = this one; repeat to spread bindings over several",
+    )
+    p.add_argument(
+        "--every-host",
+        action="store_true",
+        help="run every binding on every --host (two or more) instead of spreading them, to compare the "
+        "boxes: a column group per host and the cells that differ between them",
     )
     add_tls_arguments(p)
     p.add_argument(
@@ -116,11 +122,13 @@ def main(args: argparse.Namespace) -> int:
         gpus = f"GPUs requested ({plan.gpu_request})" if plan.gpu_request else "no GPUs requested"
         print(
             f"puffertank matrix: {len(plan.bindings)} bindings x {len(CHECKS)} checks on {plan.image} "
-            f"({', '.join(h.url for h in plan.hosts)}; {args.jobs} job(s) per host; {gpus})",
+            f"({', '.join(h.url for h in plan.hosts)}; {args.jobs} job(s) per host; {gpus}"
+            f"{'; every binding on every host' if plan.every_host else ''})",
             file=out,
             flush=True,
         )
-        report = run_matrix(plan, Progress([b["name"] for b in plan.bindings], stream=out))
+        view = Progress(progress_names(plan), stream=out, per_host=plan.every_host)
+        report = run_matrix(plan, view)
     except KeyboardInterrupt as exc:
         cleanup(plan.hosts, plan.run_id)
         print(
@@ -151,6 +159,11 @@ def _plan(args: argparse.Namespace) -> Plan:
     """The plan the flags ask for, once they are checked, the hosts reached and the image found on each."""
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}", "pass --jobs 1 or more")
+    if args.every_host and len(set(args.host)) < 2:
+        raise UsageError(
+            f"--every-host compares hosts, and {len(set(args.host))} --host was given",
+            "pass --host twice or more (e.g. --host local --host ssh://user@box2)",
+        )
     repeats = args.repeats if args.repeats is not None else (3 if args.baseline else 1)
     if repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {repeats}", "pass --repeats 1 or more")
@@ -168,6 +181,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     plugins = [p.resolve() for p in args.plugin]
     plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, repeats=repeats, gpus=args.gpus)
     plan.patterns = list(args.env)
+    plan.every_host = args.every_host
     plan.command = ["puffertank", *getattr(args, "argv", sys.argv[1:])]
     return plan
 
@@ -184,6 +198,11 @@ def _summarise(report: Report, args: argparse.Namespace, out) -> None:
         if row.status == "fail":
             first = row.detail.splitlines()[0] if row.detail else ""
             print(f"  FAIL {row.env} {row.check}: {first}", file=out)
+    if report.every_host:
+        print(f"differs between hosts: {len(report.host_differences)} cell(s)", file=out)
+        for diff in report.host_differences:
+            values = ", ".join(f"{h}: {v}" for h, v in zip(diff["hosts"], diff["values"], strict=True))
+            print(f"  {diff['kind'].upper()} {diff['env']} {diff['check']}: {values}", file=out)
     if report.comparison:
         counts = ", ".join(f"{n} {k}" for k, n in report.comparison["counts"].items() if n) or "no changes"
         print(f"since baseline: {counts}", file=out)

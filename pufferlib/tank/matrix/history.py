@@ -72,10 +72,16 @@ def load_series(paths: list[Path]) -> list[Column]:
                 image=str(doc.get("image", "")),
                 digest=str(doc.get("digest", "")),
                 revision=str(doc.get("provenance", {}).get("pufferlib", {}).get("git_revision") or ""),
-                rows={(r["env"], r["check"]): r for r in doc["rows"]},
+                rows={(_binding(r, doc), r["check"]): r for r in doc["rows"]},
             )
         )
     return sorted(columns, key=lambda c: c.started)
+
+
+def _binding(row: dict, doc: dict) -> str:
+    """A row's binding; under --every-host the binding on its host ("ocean/squared @ ssh://box2"), so each
+    box keeps its own line."""
+    return f"{row['env']} @ {row.get('host', '')}" if doc.get("every_host") else row["env"]
 
 
 def bindings(columns: list[Column]) -> list[str]:

@@ -23,6 +23,7 @@ class Plan:
     plugins: list[Path] = field(default_factory=list)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     repeats: int = 1  # containers per binding: the timed cells' spread is the baseline's noise band
+    every_host: bool = False  # run every binding on every host (compare the boxes), not each on one
     gpus: str = "auto"  # auto: GPUs requested for the cuda variant; all: always; none: never
     patterns: list[str] = field(default_factory=list)  # --env filters, for the report's provenance
     command: list[str] = field(default_factory=lambda: list(sys.argv))  # the exact command line, likewise

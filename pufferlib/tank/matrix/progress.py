@@ -11,10 +11,12 @@ GLYPHS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "gre
 
 
 class Progress:
-    """A live table in a terminal; one line per finished binding otherwise."""
+    """A live table in a terminal; one line per finished binding otherwise. With `per_host` (--every-host)
+    a line is a binding on one host, named `label(binding, host)`."""
 
-    def __init__(self, names: list[str], quiet: bool = False, stream=None) -> None:
+    def __init__(self, names: list[str], quiet: bool = False, stream=None, per_host: bool = False) -> None:
         self.names = names
+        self.per_host = per_host
         self.quiet = quiet
         self.stream = stream or sys.stdout
         self.cells: dict[str, dict[str, Cell]] = {n: {} for n in names}
@@ -37,12 +39,15 @@ class Progress:
             self.live.update(self._table())
             self.live.__exit__(*exc)
 
+    def label(self, name: str, host: str) -> str:
+        return f"{name} @ {host}" if self.per_host else name
+
     def started(self, name: str, host: str) -> None:
         self.state[name] = f"running on {host}"
         self._refresh()
 
     def update(self, cell: Cell) -> None:
-        self.cells.setdefault(cell.env, {})[cell.check] = cell
+        self.cells.setdefault(self.label(cell.env, cell.host), {})[cell.check] = cell
         self._refresh()
 
     def finished(self, name: str) -> None:

@@ -1,6 +1,7 @@
 """run_matrix(): every binding of a plan, taken from one queue by `jobs` workers per host (so a fast host
-takes more), each cell into the report and the progress view as it lands; the run's containers are
-removed at the end, on errors and on Ctrl-C."""
+takes more), or with `every_host` from a queue per host (each host runs every binding, to compare the
+boxes: matrix/hostdiff.py), each cell into the report and the progress view as it lands; the run's
+containers are removed at the end, on errors and on Ctrl-C."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import time
 from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix.binding import failed_cells, run_binding
 from pufferlib.tank.matrix.commands import versions
+from pufferlib.tank.matrix.hostdiff import differences
 from pufferlib.tank.matrix.hosts import Host, cleanup
 from pufferlib.tank.matrix.plan import Plan
 from pufferlib.tank.matrix.progress import Progress
@@ -31,8 +33,9 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
         hosts=[h.url for h in plan.hosts],
         started=started,
         provenance=provenance(plan),
+        every_host=plan.every_host,
     )
-    progress = progress or Progress([b["name"] for b in plan.bindings], quiet=True)
+    progress = progress or Progress(progress_names(plan), quiet=True, per_host=plan.every_host)
     run = Run(plan, report, progress)
     t0 = time.monotonic()
     threads = [
@@ -59,21 +62,43 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
         report.provenance["load_end"] = [round(x, 2) for x in os.getloadavg()]
         cleanup(plan.hosts, plan.run_id)
     order = {name: i for i, name in enumerate(b["name"] for b in plan.bindings)}
-    report.rows.sort(key=lambda c: (order.get(c.env, 0), CHECKS.index(c.check) if c.check in CHECKS else 99))
+    hosts = [h.url for h in plan.hosts]
+    rank = {url: i for i, url in enumerate(hosts)}
+    report.rows.sort(
+        key=lambda c: (
+            order.get(c.env, 0),
+            CHECKS.index(c.check) if c.check in CHECKS else 99,
+            rank.get(c.host, 0),
+        )
+    )
+    if plan.every_host:
+        seeding = {b["name"]: b.get("seeding", "") for b in plan.bindings}
+        report.host_differences = differences(report.rows, hosts, seeding)
     return report
 
 
+def progress_names(plan: Plan) -> list[str]:
+    """What the live view shows a line for: each binding, or each binding on each host (--every-host)."""
+    names = [b["name"] for b in plan.bindings]
+    if not plan.every_host:
+        return names
+    return [f"{name} @ {host.url}" for name in names for host in plan.hosts]
+
+
 class Run:
-    """The state the workers of one run share: the queue of bindings, the report and the view (under
-    one lock), the stop flag, and the errors of bindings whose engine failed."""
+    """The state the workers of one run share: the queue of bindings (one per host with every_host),
+    the report and the view (under one lock), the stop flag, and the errors of bindings whose engine
+    failed."""
 
     def __init__(self, plan: Plan, report: Report, progress: Progress) -> None:
         self.plan = plan
         self.report = report
         self.progress = progress
-        self.todo: queue.Queue[dict] = queue.Queue()
-        for binding in plan.bindings:
-            self.todo.put(binding)
+        shared: queue.Queue[dict] = queue.Queue()
+        self.todo = {h.url: queue.Queue() if plan.every_host else shared for h in plan.hosts}
+        for todo in {id(q): q for q in self.todo.values()}.values():
+            for binding in plan.bindings:
+                todo.put(binding)
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.errors: list[BaseException] = []
@@ -100,10 +125,11 @@ class Run:
         """Take bindings off the queue and run them on `host` until none is left or the run stops."""
         while not self.stop.is_set():
             try:
-                binding = self.todo.get_nowait()
+                binding = self.todo[host.url].get_nowait()
             except queue.Empty:
                 return
-            self.progress.started(binding["name"], host.url)
+            label = self.progress.label(binding["name"], host.url)
+            self.progress.started(label, host.url)
             try:
                 seconds = run_binding(host, self.plan, binding, self.on_cell, self.stop)
                 for _ in range(self.plan.repeats - 1):
@@ -115,5 +141,8 @@ class Run:
                     self.on_cell(cell)
                 self.errors.append(exc)
             with self.lock:
-                self.report.env_seconds[binding["name"]] = round(seconds, 2)
-                self.progress.finished(binding["name"])
+                if self.plan.every_host:
+                    self.report.host_seconds.setdefault(host.url, {})[binding["name"]] = round(seconds, 2)
+                wall = self.report.env_seconds.get(binding["name"], 0.0)
+                self.report.env_seconds[binding["name"]] = max(wall, round(seconds, 2))
+                self.progress.finished(label)
