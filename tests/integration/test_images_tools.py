@@ -1,6 +1,7 @@
 """The researcher's tools in the lib image, used as a researcher uses them: each one answers in a login shell
-as the image's user, and `puffer eval --video out.mp4` records a real checkpoint's episode with Debian's
-ffmpeg (the image has no imageio-ffmpeg), decoded back into frames that are drawn (not blank)."""
+as the image's user, and `puffer eval --video out.mp4` records a real checkpoint's episode with the image's
+ffmpeg (the static one install-lab.sh puts in the venv's bin; the image has no imageio-ffmpeg package),
+decoded back into frames that are drawn (not blank)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,17 @@ def test_the_tools_answer_in_a_login_shell(lib_container):
     for marker in ("git version", "tmux ", "htop ", "NVIM v", "gcc (Debian", "GNU gdb", "ffmpeg version",
                    "less ", "curl ", "OpenSSH_", "GNU Make"):  # fmt: skip
         assert marker in out, f"{marker!r} missing from the tools' output:\n{out}"
+
+
+def test_ffmpeg_is_the_pinned_static_build_in_the_venv(lib_container):
+    """Not Debian's (docs/images.md: 228 MB with its codec libraries): the one lib.txt pins, read-only to
+    the container's users but the venv's owner, with the H.264 encoder `puffer eval --video` uses."""
+    probe = "command -v ffmpeg; stat -c '%a %U' \"$(command -v ffmpeg)\"; ffmpeg -hide_banner -encoders"
+    result = lib_container.run_and_wait(["bash", "-lc", probe], user="puffer", timeout=60)
+    where, mode, *encoders = result.stdout.splitlines()
+    assert where == "/opt/venv/bin/ffmpeg" and mode == "755 puffer", result.stdout
+    assert any("libx264" in line for line in encoders)
+    assert lib_container.run_and_wait(["dpkg", "-s", "ffmpeg"], expect=None).exit_code != 0  # no Debian ffmpeg
 
 
 def test_a_missing_tool_fails_the_same_check(lib_container):
