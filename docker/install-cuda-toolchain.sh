@@ -43,3 +43,9 @@ else
   pip install --progress-bar off "$@" "nvidia-cuda-nvcc-cu$major==$cuda.*" "nvidia-cuda-cccl-cu$major==$cuda.*" \
     "nvidia-cuda-runtime-cu$major==$cuda.*" ninja
 fi
+
+# What nothing in the image loads or links, removed in this layer (the one that installed it), which keeps
+# the cuda lib image inside its 8.0 GB budget (docs/images.md, "Budgets"): Triton's static CUPTI archives
+# (77 MB; its profiler loads libcupti.so, which stays) and NVRTC's alternative build libnvrtc.alt.so (105 MB;
+# torch and cuda-pathfinder load libnvrtc.so). `torch.cuda` and check_base.py run after this.
+rm -f "$site"/triton/backends/nvidia/lib/cupti/*_static.a "$site"/nvidia/cu*/lib/libnvrtc.alt.so*
