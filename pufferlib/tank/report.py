@@ -438,8 +438,12 @@ def render_html(report: Report) -> str:
         f"<pre>{html.escape(r.detail)}</pre></details>"
         for r in failures
     )
-    verdict = "fail" if counts["fail"] else "pass"
-    word = "FAILED" if counts["fail"] else "PASSED"
+    # under --baseline the exit status is --fail-on's: the headline says the same as the exit status
+    against = report.comparison.get("failed")
+    failed = against if against is not None else bool(counts["fail"])
+    verdict, word = ("fail", "FAILED") if failed else ("pass", "PASSED")
+    if against is not None:
+        word += f" under --fail-on {html.escape(str(report.comparison.get('fail_on')))}"
     prov = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in _provenance_rows(report))
     skips = (
         f'<h2 id="skips">Why cells were skipped</h2><ul class="notes">{"".join(notes)}</ul>' if notes else ""

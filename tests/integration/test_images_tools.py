@@ -53,7 +53,9 @@ def test_ffmpeg_is_the_pinned_static_build_in_the_venv(lib_container):
     where, mode, *encoders = result.stdout.splitlines()
     assert where == "/opt/venv/bin/ffmpeg" and mode == "755 puffer", result.stdout
     assert any("libx264" in line for line in encoders)
-    assert lib_container.run_and_wait(["dpkg", "-s", "ffmpeg"], expect=None).exit_code != 0  # no Debian ffmpeg
+    assert (
+        lib_container.run_and_wait(["dpkg", "-s", "ffmpeg"], expect=None).exit_code != 0
+    )  # no Debian ffmpeg
 
 
 def test_a_missing_tool_fails_the_same_check(lib_container):

@@ -81,6 +81,13 @@ def test_the_regression_in_chromium(runs, watched_page):
     watched = watched_page((root / "slower" / "matrix.html").as_uri())
     page = watched.page
     assert [url for url in watched.requests if not url.startswith("file://")] == [] and watched.errors == []
+    # the headline says what the exit status says: 0 cells failed, yet the run failed --fail-on regression
+    verdict = page.locator("p.verdict")
+    assert verdict.inner_text().startswith("FAILED under --fail-on regression: 0 failed"), (
+        verdict.inner_text()
+    )
+    again = watched_page((root / "again" / "matrix.html").as_uri()).page.locator("p.verdict").inner_text()
+    assert again.startswith("PASSED under --fail-on regression"), again
     entry = page.locator('#since ~ ul li[data-kind="regression"]', has_text="test/timed step")
     assert entry.count() == 1 and "noise band" in entry.inner_text()
     entry.locator("a").click()

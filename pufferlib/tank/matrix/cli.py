@@ -138,6 +138,7 @@ def main(args: argparse.Namespace) -> int:
         return exit_status(exc)
     if base is not None:
         report.comparison = {**compare(report.to_json(), base), "fail_on": fail_on}
+        report.comparison["failed"] = baseline_status(report.comparison, fail_on) == 1
     _summarise(report, args, out)
     if base is not None:
         return baseline_status(report.comparison, fail_on)
