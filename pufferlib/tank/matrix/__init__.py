@@ -4,7 +4,8 @@ The image is asked which bindings it has (`puffer envs --json`); each binding th
 `python -m pufferlib.smoke NAME --json` in a fresh container, which prints one JSON line per check.
 A binding that crashes or outlives its time budget fails its own remaining cells; the others go on.
 Bindings are spread over `--jobs` containers per host and over every `--host` (Docker daemons over
-ssh://, TLS tcp:// or unix://; see tank/engine.py), taken from one queue so a fast host takes more.
+ssh://, TLS tcp:// or unix://; see tank/engine.py), taken from one queue so a fast host takes more; with
+`--every-host` each host runs every binding, to compare the boxes.
 Every container carries the run's label and is removed at the end, on errors, on Ctrl-C, SIGTERM and
 SIGHUP. When GPUs are requested (the cuda variant, or --gpus all) the containers are told so, and the
 `gpu` check fails where no GPU is visible, naming the driver and CUDA it found.
@@ -22,6 +23,7 @@ provenance.py  what ran, where and how, for the report
 progress.py    the live view (a rich table in a terminal, a line per binding otherwise)
 baseline.py    --baseline: a run compared with a previous one (noise band, moved pins, --fail-on)
 history.py     --history: a series of reports side by side (HTML, CSV, PNG), by image revision
+hostdiff.py    --every-host: every binding on every host, and the cells that differ between the hosts
 cli.py         the `puffertank matrix` subcommand
 """
 
