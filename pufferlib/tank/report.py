@@ -366,28 +366,19 @@ def _provenance_rows(report: Report) -> list[tuple[str, str]]:
     return rows
 
 
-def render_html(report: Report) -> str:
-    """One HTML file, no external assets: envs down, checks across, a cell each that says what happened."""
-    checks: list[str] = []
-    envs: list[str] = []
-    grid: dict[tuple[str, str, str], Cell] = {}
-    per_host = report.every_host  # a cell per host: keyed, and its ids named, by host too
-    for row in report.rows:
-        if row.check not in checks:
-            checks.append(row.check)
-        if row.env not in envs:
-            envs.append(row.env)
-        grid[row.env, row.check, row.host if per_host else ""] = row
-    counts = report.counts()
+def _grid_html(
+    report: Report,
+    envs: list[str],
+    checks: list[str],
+    grid: dict[tuple[str, str, str], Cell],
+    numbers: dict[str, int],
+    covering: dict[str, int],
+    changes: dict[tuple[str, str, str], dict[str, Any]],
+) -> tuple[str, str]:
+    """The grid's thead and tbody rows of a one-queue run: each check with its totals, then (over several
+    hosts) which host ran the binding, then its wall time."""
     totals = report.check_counts()
-    numbers, covering, notes = _skip_notes(report, checks)
     several_hosts = len(report.hosts) > 1
-    changes = {
-        (c["env"], c["check"], c.get("host", "")): c
-        for c in report.comparison.get("changes", [])
-        if c["check"]
-    }
-
     head = ['<th class="env">environment</th>']
     for check in checks:
         c = totals[check]
@@ -400,7 +391,6 @@ def render_html(report: Report) -> str:
     if several_hosts:
         head.append('<th class="host">host</th>')
     head.append('<th class="meta">wall</th>')
-
     body = []
     for env in envs:
         cells = [
@@ -416,6 +406,28 @@ def render_html(report: Report) -> str:
             f'<tr><th class="env" scope="row">{html.escape(env)}</th>{"".join(cells)}'
             f'{host}<td class="meta">{wall_text}</td></tr>'
         )
+    return f"<tr>{''.join(head)}</tr>", "".join(body)
+
+
+def render_html(report: Report) -> str:
+    """One HTML file, no external assets: envs down, checks across, a cell each that says what happened."""
+    checks: list[str] = []
+    envs: list[str] = []
+    grid: dict[tuple[str, str, str], Cell] = {}
+    per_host = report.every_host  # a cell per host: keyed, and its ids named, by host too
+    for row in report.rows:
+        if row.check not in checks:
+            checks.append(row.check)
+        if row.env not in envs:
+            envs.append(row.env)
+        grid[row.env, row.check, row.host if per_host else ""] = row
+    counts = report.counts()
+    numbers, covering, notes = _skip_notes(report, checks)
+    changes = {
+        (c["env"], c["check"], c.get("host", "")): c
+        for c in report.comparison.get("changes", [])
+        if c["check"]
+    }
 
     if per_host:
 
@@ -427,7 +439,7 @@ def render_html(report: Report) -> str:
             report.rows, report.hosts, envs, checks, host_cell, report.host_seconds, report.host_differences
         )
     else:
-        thead, tbody = f"<tr>{''.join(head)}</tr>", "".join(body)
+        thead, tbody = _grid_html(report, envs, checks, grid, numbers, covering, changes)
     differs = differs_html(report.host_differences, report.hosts, _cell_id) if per_host else ""
 
     failures = [row for row in report.rows if row.status == "fail"]

@@ -70,10 +70,8 @@ def differences(rows: Iterable[Cell], hosts: list[str], seeding: dict[str, str])
         speeds = [_samples(c) for c in cells]
         if all(speeds):
             medians = [statistics.median(s) for s in speeds]
-            slow, fast = (
-                min(range(len(cells)), key=medians.__getitem__),
-                max(range(len(cells)), key=medians.__getitem__),
-            )
+            order = sorted(range(len(cells)), key=medians.__getitem__)
+            slow, fast = order[0], order[-1]
             width, how = band(speeds[fast], speeds[slow])
             ratio = medians[fast] / medians[slow]
             if ratio > 1 + width:

@@ -94,14 +94,20 @@ class Run:
         self.plan = plan
         self.report = report
         self.progress = progress
-        shared: queue.Queue[dict] = queue.Queue()
-        self.todo = {h.url: queue.Queue() if plan.every_host else shared for h in plan.hosts}
-        for todo in {id(q): q for q in self.todo.values()}.values():
-            for binding in plan.bindings:
-                todo.put(binding)
+        urls = [h.url for h in plan.hosts]
+        if plan.every_host:
+            self.todo = {url: self._queue() for url in urls}
+        else:
+            self.todo = dict.fromkeys(urls, self._queue())  # one queue: a fast host takes more
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.errors: list[BaseException] = []
+
+    def _queue(self) -> queue.Queue[dict]:
+        todo: queue.Queue[dict] = queue.Queue()
+        for binding in self.plan.bindings:
+            todo.put(binding)
+        return todo
 
     def on_cell(self, cell: Cell) -> None:
         with self.lock:
