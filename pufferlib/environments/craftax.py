@@ -27,48 +27,33 @@ warm: the envs stage compiled the registered programs (craftax_jax.py says how),
 in on first use. Craftax prints texture-cache messages on import; they are swallowed (the smoke
 check's stdout is JSON).
 
-JAX and fork: JAX is multithreaded and does not survive os.fork() (the child aborts: "Mutex::Fer
-while waiting on Condition"), which is how pufferlib.vector.Multiprocessing starts workers under
-the default start method. An env made in a process forked from one where this family already ran
-JAX therefore runs its games in a child process of its own (`process="auto"`), and still steps
-them with one jitted call; the observations cross a socket once per step.
+JAX and fork: an env made in a process forked from one where JAX already ran runs its games in a
+child process of its own (`process="auto"`; _jax_games.py says why and how).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.environments import _child, craftax_jax
+from pufferlib.environments import _jax_games, craftax_jax, jax_cache
 from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
-
-CACHE_DIR = Path.home() / ".cache" / "pufferlib" / "jax"
-_JAX_PID: int | None = None  # the process in which this family ran JAX (a fork child inherits it)
-
-
-def _jax():
-    import jax
-
-    if not os.environ.get("JAX_COMPILATION_CACHE_DIR") and not jax.config.jax_compilation_cache_dir:
-        craftax_jax.seed_cache(CACHE_DIR)  # the image's build-time executables, for this CPU
-        craftax_jax.use_cache(jax, CACHE_DIR)
-    return jax
 
 
 @functools.cache
 def _program(name: str, num_envs: int, resets: int):
     """The jitted reset and step for `num_envs` games of `name` (built once per process)."""
-    global _JAX_PID
-    _JAX_PID = os.getpid()  # importing craftax already computes with JAX (its texture arrays)
-    _jax()
+    import jax
+
+    _jax_games.ran_jax()  # importing craftax already computes with JAX (its texture arrays)
+    jax_cache.setup(jax)
     return craftax_jax.program(name, num_envs, resets)
 
 
@@ -80,7 +65,8 @@ class _Local:
         self._key = self._state = None
 
     def reset(self, seed: int | None) -> np.ndarray:
-        jax = _jax()
+        import jax
+
         key = jax.random.PRNGKey(seed) if seed is not None else self._key
         self._key, self._state, obs = self._reset(key)
         return np.asarray(obs)
@@ -96,35 +82,7 @@ class _Local:
 
 def serve(fd: int) -> None:
     """A Craftax game batch in a child process (pufferlib.environments._child runs it)."""
-
-    def build(init: tuple):
-        local = _Local(*init)
-
-        def handle(command: str, arg: Any):
-            return local.reset(arg) if command == "reset" else local.step(arg)
-
-        return handle, local.spec
-
-    _child.serve(fd, build)
-
-
-class _Remote:
-    """The batched game in a child process: for processes forked from one where JAX already ran."""
-
-    def __init__(self, name: str, num_envs: int, resets: int) -> None:
-        self._child = _child.Child(
-            "pufferlib.environments.craftax:serve", (name, num_envs, resets), what=f"craftax/{name}"
-        )
-        self.spec = self._child.detail
-
-    def reset(self, seed: int | None) -> np.ndarray:
-        return self._child.call("reset", seed)
-
-    def step(self, actions: np.ndarray) -> tuple:
-        return self._child.call("step", actions)
-
-    def close(self) -> None:
-        self._child.close()
+    _jax_games.serve(fd, _Local)
 
 
 class Craftax(BatchedGames):
@@ -153,18 +111,13 @@ class Craftax(BatchedGames):
         resets = default_resets(num_envs) if resets is None else int(resets)
         if not 1 <= resets <= num_envs:
             raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
-        if process not in ("auto", "local", "child"):
-            raise ValueError(f"process must be 'auto', 'local' or 'child', got {process!r}")
-        forked = _JAX_PID not in (None, os.getpid())
-        if process == "local" and forked:
-            raise APIUsageError(
-                f"craftax/{name}: this process was forked from one where JAX already ran, and JAX does not "
-                "survive fork; use process='auto' or 'child', or the 'spawn' start method"
-            )
         self.name = name
         self.num_agents = int(num_envs)
-        remote = process == "child" or (process == "auto" and forked)
-        self._engine = (_Remote if remote else _Local)(name, self.num_agents, resets)
+        init = (name, self.num_agents, resets)
+        if _jax_games.runs_in_child(process, f"craftax/{name}"):
+            self._engine = _jax_games.Remote("pufferlib.environments.craftax:serve", init, f"craftax/{name}")
+        else:
+            self._engine = _Local(*init)
         shape, actions, self.achievements = self._engine.spec
         if ENVS[name][1]:
             self.single_observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
@@ -193,7 +146,7 @@ class Craftax(BatchedGames):
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
     def close(self) -> None:
-        if isinstance(self._engine, _Remote):
+        if isinstance(self._engine, _jax_games.Remote):
             self._engine.close()
 
 
@@ -245,9 +198,12 @@ def bench(
     import statistics
     import time
 
+    import jax
+
     from pufferlib.environments import crafter
 
-    print(f"craftax/{name} on {_jax().devices()[0].platform}, load {os.getloadavg()[0]:.1f}")
+    platform = jax_cache.setup(jax).devices()[0].platform
+    print(f"craftax/{name} on {platform}, load {os.getloadavg()[0]:.1f}")
     for n in (*sizes, "crafter"):
         env = crafter.make_env("reward") if n == "crafter" else make_env(name, num_envs=n)
         rng = np.random.default_rng(0)

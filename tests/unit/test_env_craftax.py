@@ -82,7 +82,7 @@ if pid == 0:
 os.waitpid(pid, 0)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert out.stdout.split() == ["_Remote", "True"], out.stderr[-2000:]
+    assert out.stdout.split() == ["Remote", "True"], out.stderr[-2000:]
 
 
 def test_bad_arguments_are_named():

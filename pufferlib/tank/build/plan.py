@@ -76,7 +76,8 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/slim_site.py",
             "docker/check_envs.py",
             "docker/login-env.sh",
-            # The Craftax program the stage compiles into the image's JAX cache (self-contained).
+            # The Craftax program the stage compiles into the image's JAX cache (with jax_cache.py beside it).
+            "pufferlib/environments/jax_cache.py",
             "pufferlib/environments/craftax_jax.py",
         ),
     ),
