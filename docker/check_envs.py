@@ -379,6 +379,30 @@ def nmmo() -> str:
     return f"Small x {agents} agents, {len(env.agents)} alive after 20 random steps"
 
 
+def kinetix() -> str:
+    """Kinetix's env modules import (without the package __init__, which imports its training stack, as
+    pufferlib/environments/kinetix_jax.py loads them) and observe a level; the layer after this one builds
+    and steps the registered programs (kinetix_jax.py)."""
+    import importlib.util
+    import types
+
+    root = importlib.util.find_spec("kinetix").submodule_search_locations[0]
+    hollow = types.ModuleType("kinetix.environment")
+    hollow.__path__ = [os.path.join(root, "environment")]
+    sys.modules["kinetix.environment"] = hollow
+    from kinetix.environment.env import make_kinetix_env
+    from kinetix.environment.env_state import EnvParams
+    from kinetix.environment.spaces import ActionType, ObservationType
+    from kinetix.environment.utils import create_empty_env, static_env_params_from_size
+
+    static, params = static_env_params_from_size("s"), EnvParams()
+    env = make_kinetix_env(ActionType.MULTI_DISCRETE, ObservationType.SYMBOLIC_FLAT, None, params, static)
+    obs = env.get_obs(create_empty_env(static))
+    if "kinetix.util" in sys.modules:
+        raise AssertionError("kinetix.util (Kinetix's training stack) was imported")
+    return f"size s, symbolic observation {obs.shape}, actions {env.action_space(params).shape}"
+
+
 CHECKS: dict[str, Callable[[], str]] = {
     "gymnasium (classic control)": gymnasium_env("CartPole-v1"),
     "ale-py (Atari)": gymnasium_env("ALE/Pong-v5", module="ale_py"),
@@ -409,6 +433,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "pyboy (Pokémon Red binding, generated test ROM)": pyboy,
     "gym-microrts (MicroRTS on the JVM, masks)": microrts,
     "nmmo (Neural MMO)": nmmo,
+    "kinetix-env (Kinetix random levels, exported JAX programs)": kinetix,
 }
 
 

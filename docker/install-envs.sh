@@ -37,11 +37,16 @@ PACKAGES=(
   JPype1
   # Neural MMO's runtime deps (nmmo follows --no-deps; vec-noise and nmmo come as wheels: --wheels)
   ordered-set dill vec-noise
+  # Kinetix's runtime deps (kinetix-env and its env packages follow --no-deps; envs.txt says why)
+  chex seaborn flatbuffers
 )
 # Installed without their declared requirements: see "Image size" and "pygame" in constraints/envs.txt.
 NO_DEPS=(craftax flax bsuite nmmo)
 # gym-microrts requires gym<0.19 (procgen needs 0.26); it needs only JPype1 (above) and its own jars.
 NO_DEPS+=(gym-microrts)
+# kinetix-env requires its training stack (wandb, distrax, grain, zarr, plain pygame, ...), which its env never
+# imports; jax2d, jaxgl and gymnax name flax, whose checkpointing stack the image leaves out.
+NO_DEPS+=(kinetix-env jax2d jaxgl gymnax)
 # Pulled in by a requirement, then removed in the same layer: imageio-ffmpeg (an ffmpeg binary, 63 MB) is
 # required by gym3 (procgen2) for its video recorder alone, which nothing here uses. `pip install
 # imageio-ffmpeg` in a container brings it back. envs.txt accepts the `pip check` line this leaves.

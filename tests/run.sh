@@ -50,6 +50,10 @@ install_python() {
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-use-pep517 "${pins[@]}" vec-noise
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${pins[@]}" nmmo
   "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[nmmo]"
+  # Kinetix: the extra (its env's runtime deps), then kinetix-env and its env packages without kinetix-env's
+  # training stack (pyproject's kinetix extra says why)
+  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[kinetix]"
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "${pins[@]}" kinetix-env jax2d jaxgl gymnax
 }
 
 lint() {

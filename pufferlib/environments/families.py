@@ -153,7 +153,18 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         checks=("nmmo (Neural MMO)",),
         common=False,  # nmmo itself installs --no-deps, after the extra (tests/run.sh)
     ),
-    Family("kinetix"),  # catalogued as unavailable: kinetix.py and docs/environments.md say why
+    Family(
+        "kinetix",
+        "kinetix",
+        # kinetix's runtime deps (kinetix-env requires its training stack, which the env never imports: it
+        # installs --no-deps, with its env's own packages); seaborn: gymnax imports it; flatbuffers: the
+        # jax.export files kinetix_jax.py keeps its programs in
+        ("jax", "jaxlib", "chex", "seaborn", "flatbuffers"),
+        no_deps=("kinetix-env", "jax2d", "jaxgl", "gymnax", "flax"),
+        reported=("kinetix-env", "jax2d"),
+        checks=("kinetix-env (Kinetix random levels, exported JAX programs)",),
+        common=False,  # kinetix-env and the env packages install --no-deps, after the extra (tests/run.sh)
+    ),
     Family("dm_lab"),  # catalogued as unavailable: no Python 3.11 build (dm_lab.py)
 )
 

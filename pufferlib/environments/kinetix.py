@@ -1,42 +1,286 @@
-"""Kinetix (kinetix/<id>): catalogued, unavailable in this image for now, and why.
+"""Kinetix (kinetix/<id>): 2-D physics control in JAX (Jax2D), as one native multi-env PufferEnv.
 
-kinetix-env 3.0.2 (a pure wheel) resolves beside our jax/jaxlib 0.7.1 and flax 0.12, but it cannot
-be installed as craftax is (--no-deps plus the few modules the env needs), because importing
-`kinetix.environment` imports its training utilities (kinetix/environment/ued -> kinetix.util), and
-those import wandb, omegaconf, safetensors, seaborn, grain (array_record, portpicker), zarr
-(numcodecs, donfig, google-crc32c) and distrax. distrax 0.1.9 requires `tfp-nightly` (a nightly
-pre-release; the last TensorFlow Probability release, 0.25.0, fails on JAX 0.7: "jax.interpreters.xla.
-pytype_aval_mappings was deprecated in JAX v0.5.0 and removed in JAX v0.7.0"). Its declared
-requirements add plain `pygame` (which would replace the pygame-ce the other families draw with),
-pygame_widgets, moviepy 1.0.3 (imageio-ffmpeg, which the envs stage removes) and hydra-core. Shipping
-a nightly and a training stack for an env's import is a decision for the image's owners
-(docs/environments.md, "Kinetix"); until then `puffer envs --all` lists these ids with this reason.
+Ids: `Kinetix-<Size>-<Observation>-<Action>`, Kinetix's own options. Size: S, M or L (5, 6 or 12 polygons;
+2, 3 or 4 circles; 1, 2 or 6 joints; 1, 2 or 2 thrusters). Observation: SymbolicFlat (floats describing
+every shape, joint and thruster: 140 in S, 679 in L) or Pixels (125x125x3 uint8, upright). Action: MultiDiscrete
+([3, 3, 3, 3, 2, 2]: four motors backward/off/forward, two thrusters off/on), Continuous (Box(-1, 1, (6,)))
+or Discrete(11) (one motor one way, a thruster, or nothing).
 
-The ids name Kinetix's observation and action types as Kinetix's own config does
-(`Kinetix-<ObservationType>-<ActionType>`), on its random-level distribution.
+Every game is a level drawn from Kinetix's random-level distribution (the one its general agents train
+on): a floor, shapes joined by motors, thrusters. The episode ends with +1 when the green shape touches
+the blue one and with -1 when it touches a red one; each step also pays 0.1 x the distance the green
+shape closed on the blue one (Kinetix's dense reward); 256 steps at most (a truncation). A level whose
+physics blows up (NaN) ends too, as in Kinetix. Infos at each episode end: `solved` (1.0 if green met
+blue: the mean is Kinetix's solve rate). Levels are not filtered: some are solved by doing nothing.
+
+`num_envs` levels are rows of one PufferEnv, stepped by one JAX call; ended rows take fresh levels inside
+the same call (the observation that comes with a done is the first of the next episode), from a pool of
+`resets` levels drawn after every step where an episode ended (default ceil(num_envs / 16)).
+kinetix_jax.py holds the programs and says why they are exported: in the image the registered ids at
+the default size load in about a second, and any other id is traced once (about 10-40 s) and stored in
+~/.cache/pufferlib/kinetix for every later process.
+
+Seeding: full. `reset(seed)` draws every level from jax.random.PRNGKey(seed); each step splits the key.
+render() draws game 0 with Kinetix's pixel renderer (the Pixels observation of that level), so symbolic
+ids make videos too. JAX runs on the CPU in both image variants; an env made in a process forked from
+one where JAX already ran runs its games in a child process (`process="auto"`, _jax_games.py).
 """
 
 from __future__ import annotations
 
-from pufferlib.environments.registry import register_unavailable
+import functools
+import os
+from typing import Any
 
-REASON = (
-    "kinetix-env 3.0.2's env module imports its training stack (wandb, grain, zarr, distrax), and distrax "
-    "needs tfp-nightly, a nightly build, on JAX 0.7; its requirements add plain pygame, which clashes "
-    "with pygame-ce (docs/environments.md, Kinetix)"
-)
-ENVS = (
-    "Kinetix-SymbolicFlat-MultiDiscrete",
-    "Kinetix-SymbolicFlat-Continuous",
-    "Kinetix-Pixels-MultiDiscrete",
-    "Kinetix-Pixels-Continuous",
-)
+import gymnasium
+import numpy as np
+
+from pufferlib import APIUsageError, PufferEnv
+from pufferlib.environments import _jax_games, jax_cache, kinetix_jax
+from pufferlib.environments._batched import BatchedGames
+from pufferlib.environments.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+
+FPS = 30  # Kinetix steps 2 physics frames of 1/60 s
 
 
-make_env, env_creator = register_unavailable(
-    "kinetix",
-    ENVS,
-    REASON,
-    requires=("kinetix",),
-    describe=lambda name: f"Kinetix 2-D physics tasks, {name.split('-', 1)[1]} (JAX; unavailable here)",
-)
+@functools.cache
+def _programs(name: str, num_envs: int, resets: int) -> kinetix_jax.Programs:
+    """The programs of `num_envs` games of `name` (loaded, or traced and stored, once per process)."""
+    import jax
+
+    _jax_games.ran_jax()
+    jax_cache.setup(jax)
+    return kinetix_jax.Programs(name, num_envs, resets)
+
+
+class _Local:
+    """The batched levels in this process: the programs, the key, the levels and the next pool."""
+
+    def __init__(self, name: str, num_envs: int, resets: int) -> None:
+        self.name = name
+        self.p = _programs(name, num_envs, resets)
+        self.spec = (self.p.obs_shape, self.p.obs_dtype, self.p.action)
+        self._key = self._levels = self._pool = None
+
+    def reset(self, seed: int | None) -> np.ndarray:
+        import jax
+
+        key = jax.random.PRNGKey(seed) if seed is not None else self._key
+        key, self._levels = self.p.levels(key)
+        self._key, self._pool = self.p.sample(key)
+        return np.asarray(self.p.observe(self._levels))
+
+    def step(self, actions: np.ndarray) -> tuple:
+        self._key, self._levels, obs, reward, terminal, truncated, solved = self.p.step(
+            self._key, self._levels, actions, self._pool
+        )
+        terminal, truncated = np.asarray(terminal), np.asarray(truncated)
+        if (terminal | truncated).any():
+            self._key, self._pool = self.p.sample(self._key)
+        return np.asarray(obs), np.asarray(reward), terminal, truncated, np.asarray(solved)
+
+    def render(self, _: Any = None) -> np.ndarray:
+        """Game 0 as Kinetix's Pixels observation draws it (uint8 RGB)."""
+        return np.asarray(self.p.frame(self._levels))
+
+
+def serve(fd: int) -> None:
+    """Kinetix levels in a child process (pufferlib.environments._child runs it)."""
+    _jax_games.serve(fd, _Local)
+
+
+def _action_space(kind: str, arg: Any) -> gymnasium.Space:
+    if kind == "multi_discrete":
+        return gymnasium.spaces.MultiDiscrete(arg)
+    if kind == "box":
+        return gymnasium.spaces.Box(-1.0, 1.0, (arg,), np.float32)
+    return gymnasium.spaces.Discrete(arg)
+
+
+class Kinetix(BatchedGames):
+    """`num_envs` Kinetix levels of one id (see the module docstring).
+
+    process: "auto" runs JAX in this process, unless this process was forked from one where a JAX family
+    already ran JAX, in which case the levels run in a child process of their own; "local" and "child"
+    force one or the other.
+    """
+
+    family = "kinetix"
+    metadata = {"render_fps": FPS}
+    render_backend = "Kinetix's JAX rasterizer (jaxgl, on the CPU)"
+
+    def __init__(
+        self,
+        name: str,
+        num_envs: int = DEFAULT_NUM_ENVS,
+        buf: Any = None,
+        seed: int = 0,
+        resets: int | None = None,
+        process: str = "auto",
+    ):
+        if name not in ENVS:
+            raise ValueError(f"Unknown Kinetix id {name!r}; one of {', '.join(ENVS)}")
+        if int(num_envs) < 1:
+            raise APIUsageError(f"kinetix/{name}: num_envs must be >= 1, got {num_envs}")
+        resets = default_resets(num_envs) if resets is None else int(resets)
+        if not 1 <= resets <= num_envs:
+            raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
+        self.name = name
+        self.num_agents = int(num_envs)
+        init = (name, self.num_agents, resets)
+        if _jax_games.runs_in_child(process, f"kinetix/{name}"):
+            self._engine = _jax_games.Remote("pufferlib.environments.kinetix:serve", init, f"kinetix/{name}")
+        else:
+            self._engine = _Local(*init)
+        shape, dtype, action = self._engine.spec
+        if dtype == "uint8":
+            self.single_observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
+        else:
+            self.single_observation_space = gymnasium.spaces.Box(-np.inf, np.inf, shape, np.float32)
+        self.single_action_space = _action_space(*action)
+        super().__init__(buf)
+        self._setup(seed)
+
+    def reset(self, seed: int | None = None):
+        return self._started_with(self._engine.reset(self._reset_seed(seed)))
+
+    def step(self, actions):
+        obs, reward, terminal, truncated, solved = self._engine.step(self._actions(actions))
+        self.observations[:] = obs
+        self.rewards[:] = reward
+        self.terminals[:] = terminal
+        self.truncations[:] = truncated
+        infos = self._stats.step(
+            self.rewards, self.terminals | self.truncations, lambda i: {"solved": float(solved[i])}
+        )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def render(self) -> np.ndarray | None:
+        """Game 0 as a (125, 125, 3) uint8 frame (None before the first reset)."""
+        if not self._started:
+            return None
+        if self.single_observation_space.dtype == np.uint8:  # Pixels: the observation is the frame
+            return self.observations[0].copy()
+        return self._engine.render()
+
+    def close(self) -> None:
+        if isinstance(self._engine, _jax_games.Remote):
+            self._engine.close()
+
+
+def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
+    """`num_envs` levels of a Kinetix id; kwargs: num_envs=32, resets=ceil(num_envs/16), process="auto"."""
+    return Kinetix(name, buf=buf, seed=seed, **kwargs)
+
+
+env_creator = family_env_creator("kinetix")  # PufferLib's env_creator(name)
+
+
+def _binding(name: str) -> Binding:
+    size, obs, action = name.split("-")[1:]
+    pixels = obs == "Pixels"
+    return Binding(
+        name=f"kinetix/{name}",
+        make=make_env,
+        kwargs={"name": name},
+        extra="kinetix",
+        policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
+        requires=("kinetix", "jax2d", "jaxgl", "gymnax", "chex", "jax"),
+        hint="pip install 'pufferlib[kinetix]' && pip install --no-deps kinetix-env jax2d jaxgl gymnax "
+        "(kinetix-env requires a training stack the env never imports; docs/environments.md, Kinetix)",
+        smoke=SmokeSpec(steps=64, seconds=300.0),  # an id outside the image is traced and compiled first
+        pixels=(125, 125, 3) if pixels else (),
+        description=f"Kinetix random {size} levels in JAX, {'pixels (uint8)' if pixels else 'symbolic'} "
+        f"observations, {action} actions; one JAX call steps every level",
+    )
+
+
+# The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
+# the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
+# demand (tests/unit/test_env_kinetix.py covers Continuous, Discrete and another size).
+for _name in REGISTERED:
+    register(_binding(_name))
+register_catalog("kinetix", tuple(ENVS), _binding)
+
+
+def bench(
+    name: str = "Kinetix-S-SymbolicFlat-MultiDiscrete",
+    sizes: tuple = (1, 8, 32, 128),
+    steps: int = 50,
+    repeats: int = 3,
+    peer_size: int = 32,
+):
+    """Print steps/s of `sizes` levels in one Kinetix env (CPU JAX) beside Kinetix's own stepping.
+
+    The peer is what Kinetix's README writes: `make_kinetix_env` with a reset function that draws a random
+    level and auto-reset on, `env.step` jitted and vmapped over `peer_size` levels. Its auto-reset computes
+    the reset branch on every step (jax.lax.select evaluates both sides), so it draws a level per level per
+    step. Compiling is excluded (one warm-up step first; its time is printed); medians of `repeats`.
+
+        python -c "from pufferlib.environments.kinetix import bench; bench()"
+    """
+    import statistics
+    import time
+
+    import jax
+
+    platform = jax_cache.setup(jax).devices()[0].platform
+    print(f"kinetix/{name} on {platform}, load {os.getloadavg()[0]:.1f}")
+
+    def rate(reset, step) -> tuple[float, float]:  # (median steps/s of one call per step, warm-up seconds)
+        start = time.perf_counter()
+        reset()
+        step()
+        warmup = time.perf_counter() - start
+        rates = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            rates.append(steps / (time.perf_counter() - start))
+        return statistics.median(rates), warmup
+
+    line = "  {:>4} levels, {:<22} {:10,.0f} steps/s   (reset + first step {:.1f}s)"
+    for n in sizes:
+        env = make_env(name, num_envs=n)
+        step = functools.partial(_random_step, env, np.random.default_rng(0))
+        per_step, warmup = rate(functools.partial(env.reset, seed=0), step)
+        env.close()
+        print(line.format(n, "one PufferEnv", per_step * n, warmup))
+    t = kinetix_jax._Traced(name)
+    k = t.k
+    peer = k.make_kinetix_env(
+        k.ActionType.from_string(ENVS[name][2]),
+        k.ObservationType.from_string(ENVS[name][1]),
+        lambda key: k.sample_kinetix_level(key, t.engine, t.params, t.static, t.ued),
+        t.params,
+        t.static,
+        auto_reset=True,
+    )
+    keys = jax.random.split(jax.random.PRNGKey(0), peer_size)
+    reset = jax.jit(jax.vmap(peer.reset, in_axes=(0, None)))
+    step = jax.jit(jax.vmap(peer.step, in_axes=(0, 0, 0, None)))
+    actions = jax.vmap(peer.action_space(t.params).sample)(keys)
+    held: dict = {}
+
+    def peer_reset():
+        held["state"] = jax.block_until_ready(reset(keys, t.params)[1])
+
+    def peer_step():
+        held["state"] = jax.block_until_ready(step(keys, held["state"], actions, t.params)[1])
+
+    per_step, warmup = rate(peer_reset, peer_step)
+    print(line.format(peer_size, "Kinetix env.step (peer)", per_step * peer_size, warmup))
+
+
+def _random_step(env: PufferEnv, rng: np.random.Generator) -> None:
+    """One step of `env` with uniform random actions for every level."""
+    space = env.single_action_space
+    if isinstance(space, gymnasium.spaces.Box):
+        actions = rng.uniform(space.low, space.high, (env.num_agents, *space.shape))
+    elif isinstance(space, gymnasium.spaces.MultiDiscrete):
+        actions = rng.integers(0, space.nvec, (env.num_agents, len(space.nvec)))
+    else:
+        actions = rng.integers(0, space.n, env.num_agents)
+    env.step(actions)

@@ -1,15 +1,14 @@
-"""Families catalogued as unavailable (dm_lab, kinetix): `puffer envs --all` lists them with the reason,
+"""Families catalogued as unavailable (dm_lab): `puffer envs --all` lists them with the reason,
 make() raises it, and `unavailable` wins over an installed module (so a guard that only looked at the
 modules would be caught)."""
 
-import json
 import subprocess
 import sys
 
 import pytest
 
 import pufferlib.environments as environments
-from pufferlib.environments import dm_lab, kinetix
+from pufferlib.environments import dm_lab
 from pufferlib.environments.registry import Binding
 from pufferlib.exceptions import EnvironmentSetupError
 
@@ -29,20 +28,13 @@ def test_puffer_envs_all_shows_dm_lab_unavailable_with_the_reason():
     assert "0/6 bindings available" in puffer_envs("--all", "--family", "dm_lab")
 
 
-def test_puffer_envs_all_shows_kinetix_unavailable_with_the_reason():
-    rows = json.loads(puffer_envs("--all", "--json", "--family", "kinetix"))
-    assert [r["name"] for r in rows] == sorted(f"kinetix/{name}" for name in kinetix.ENVS)
-    assert all(not r["available"] and "tfp-nightly" in r["unavailable"] for r in rows)
+def test_it_is_not_in_the_registered_set_the_matrix_runs():
+    assert environments.bindings("dm_lab") == []
 
 
-def test_neither_is_in_the_registered_set_the_matrix_runs():
-    assert environments.bindings("dm_lab") == [] and environments.bindings("kinetix") == []
-
-
-@pytest.mark.parametrize("name", ["dm_lab/lt_chasm", "kinetix/Kinetix-Pixels-MultiDiscrete"])
-def test_make_says_why(name):
-    with pytest.raises(EnvironmentSetupError, match=f"{name} is unavailable: "):
-        environments.make(name)
+def test_make_says_why():
+    with pytest.raises(EnvironmentSetupError, match="dm_lab/lt_chasm is unavailable: "):
+        environments.make("dm_lab/lt_chasm")
 
 
 def test_unavailable_wins_over_an_installed_module():

@@ -76,9 +76,10 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/slim_site.py",
             "docker/check_envs.py",
             "docker/login-env.sh",
-            # The Craftax program the stage compiles into the image's JAX cache (with jax_cache.py beside it).
+            # The JAX families' programs the stage builds into the image (self-contained, with jax_cache.py).
             "pufferlib/environments/jax_cache.py",
             "pufferlib/environments/craftax_jax.py",
+            "pufferlib/environments/kinetix_jax.py",
         ),
     ),
     "lib": Stage(
