@@ -1,10 +1,10 @@
 """Kinetix (kinetix/<id>): 2-D physics control in JAX (Jax2D), as one native multi-env PufferEnv.
 
-Ids: `Kinetix-<Size>-<Observation>-<Action>`, Kinetix's own options. Size: S, M or L (5, 6 or 12 polygons;
-2, 3 or 4 circles; 1, 2 or 6 joints; 1, 2 or 2 thrusters). Observation: SymbolicFlat (floats describing
-every shape, joint and thruster: 140 in S, 679 in L) or Pixels (125x125x3 uint8, upright). Action: MultiDiscrete
-([3, 3, 3, 3, 2, 2]: four motors backward/off/forward, two thrusters off/on), Continuous (Box(-1, 1, (6,)))
-or Discrete(11) (one motor one way, a thruster, or nothing).
+Ids: `Kinetix-<Size>-<Observation>-<Action>`, Kinetix's own options. Size: S, M or L (5, 6 or 12
+polygons; 2, 3 or 4 circles; 1, 2 or 6 joints; 1, 2 or 2 thrusters). Observation: SymbolicFlat (floats
+describing every shape, joint and thruster: 140 in S, 679 in L) or Pixels (125x125x3 uint8, upright).
+Action: MultiDiscrete ([3, 3, 3, 3, 2, 2]: four motors backward/off/forward, two thrusters off/on),
+Continuous (Box(-1, 1, (6,))) or Discrete(11) (one motor one way, a thruster, or nothing).
 
 Every game is a level drawn from Kinetix's random-level distribution (the one its general agents train
 on): a floor, shapes joined by motors, thrusters. The episode ends with +1 when the green shape touches
@@ -13,12 +13,12 @@ shape closed on the blue one (Kinetix's dense reward); 256 steps at most (a trun
 physics blows up (NaN) ends too, as in Kinetix. Infos at each episode end: `solved` (1.0 if green met
 blue: the mean is Kinetix's solve rate). Levels are not filtered: some are solved by doing nothing.
 
-`num_envs` levels are rows of one PufferEnv, stepped by one JAX call; ended rows take fresh levels inside
-the same call (the observation that comes with a done is the first of the next episode), from a pool of
-`resets` levels drawn after every step where an episode ended (default ceil(num_envs / 16)).
-kinetix_jax.py holds the programs and says why they are exported: in the image the registered ids at
-the default size load in about a second, and any other id is traced once (about 10-40 s) and stored in
-~/.cache/pufferlib/kinetix for every later process.
+`num_envs` levels (1 unless asked; `puffer train` steps 32) are rows of one PufferEnv, stepped by one JAX
+call; ended rows take fresh levels inside the same call (the observation that comes with a done is the
+first of the next episode), from a pool of `resets` levels drawn after every step where an episode ended
+(default ceil(num_envs / 32)). kinetix_jax.py holds the programs and says why they are exported: in the
+image the registered ids at 1 and 32 levels load in about a second, and any other id or size is traced
+once (about 10-40 s) and stored in ~/.cache/pufferlib/kinetix for every later process.
 
 Seeding: full. `reset(seed)` draws every level from jax.random.PRNGKey(seed); each step splits the key.
 render() draws game 0 with Kinetix's pixel renderer (the Pixels observation of that level), so symbolic
@@ -170,7 +170,7 @@ class Kinetix(BatchedGames):
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
-    """`num_envs` levels of a Kinetix id; kwargs: num_envs=32, resets=ceil(num_envs/16), process="auto"."""
+    """`num_envs` levels of a Kinetix id; kwargs: num_envs=1, resets=ceil(num_envs/32), process="auto"."""
     return Kinetix(name, buf=buf, seed=seed, **kwargs)
 
 

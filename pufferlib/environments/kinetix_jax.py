@@ -55,10 +55,13 @@ ENVS = {  # id -> (size, observation type, action type), Kinetix's own names for
     for obs, o in OBSERVATIONS.items()
     for act, a in ACTIONS.items()
 }
-# The bindings the integration matrix exercises (the others are made on demand), their programs built into
-# the image at the number of games an env gets unless asked (the smoke check and `puffer train` use it).
+# The bindings the integration matrix exercises (the others are made on demand). An env gets one level unless
+# asked (as every binding: a single-agent env for the smoke check and to_gymnasium); `puffer train` steps 32
+# (TRAIN_NUM_ENVS: [env] num_envs of pufferlib/train/config/kinetix.toml, checked by test_env_kinetix.py).
+# The image holds the registered ids' programs at both sizes (WARM).
 REGISTERED = ("Kinetix-S-SymbolicFlat-MultiDiscrete", "Kinetix-S-Pixels-MultiDiscrete")
-DEFAULT_NUM_ENVS = 32
+DEFAULT_NUM_ENVS = 1
+TRAIN_NUM_ENVS = 32
 # Kinetix binds 4 motor and 2 thruster actions in every size (StaticEnvParams' num_motor_bindings and
 # num_thruster_bindings): a motor turns backward, off or forward; a thruster fires or not.
 MOTORS, THRUSTERS = 4, 2
@@ -67,8 +70,14 @@ IMAGE_STORE = "kinetix"  # the folder under $PUFFERTANK_JAX_CACHE (exports are t
 
 
 def default_resets(num_envs: int) -> int:
-    """Fresh levels drawn per step where episodes ended: ceil(num_envs / 16), as Craftax's resets."""
-    return -(-int(num_envs) // 16)
+    """Fresh levels drawn after a step where episodes ended: ceil(num_envs / 32). Up to 32 levels share one
+    pool level, and so one level sampler (the costly program to build); at 32 random S levels about 2 % of
+    steps end two episodes at once, which then start on the same level (their own keys from there on)."""
+    return -(-int(num_envs) // 32)
+
+
+# The programs the image builds: the registered ids at the default and the training size.
+WARM = tuple((name, n) for name in REGISTERED for n in (DEFAULT_NUM_ENVS, TRAIN_NUM_ENVS))
 
 
 def action_space(name: str) -> tuple[str, Any]:
@@ -332,8 +341,8 @@ class Programs:
 
 
 def warm() -> int:
-    """Build REGISTERED at DEFAULT_NUM_ENVS into the image (what Dockerfile.envs runs, as the image's user):
-    the exported programs in $PUFFERTANK_JAX_CACHE/kinetix, their executables in the cache for this CPU."""
+    """Build WARM into the image (what Dockerfile.envs runs, as the image's user): the exported programs in
+    $PUFFERTANK_JAX_CACHE/kinetix, their executables in JAX's cache for this CPU."""
     import jax
     import numpy as np
 
@@ -343,9 +352,9 @@ def warm() -> int:
         print(f"kinetix_jax: {e.args[0]}", file=sys.stderr)
         return 2
     store = Path(os.environ[jax_cache.IMAGE_CACHE_ENV]) / IMAGE_STORE
-    for name in REGISTERED:
+    for name, num_envs in WARM:
         start = time.perf_counter()
-        programs = Programs(name, DEFAULT_NUM_ENVS, default_resets(DEFAULT_NUM_ENVS), store=store)
+        programs = Programs(name, num_envs, default_resets(num_envs), store=store)
         key, levels = programs.levels(jax.random.PRNGKey(0))
         key, pool = programs.sample(key)
         programs.observe(levels)
@@ -355,7 +364,7 @@ def warm() -> int:
             key, levels, *_ = programs.step(key, levels, actions, pool)
         jax.block_until_ready(levels)
         print(
-            f"kinetix_jax: {name} x {DEFAULT_NUM_ENVS} built in {time.perf_counter() - start:.1f} s",
+            f"kinetix_jax: {name} x {num_envs} built in {time.perf_counter() - start:.1f} s",
             flush=True,
         )
     return jax_cache.report("kinetix_jax", cache, jax)

@@ -1,7 +1,7 @@
 """The envs stage builds Kinetix's registered programs into the image (kinetix_jax.py): a fresh container
-makes, resets, steps and renders kinetix/Kinetix-S-SymbolicFlat-MultiDiscrete from them, tracing nothing,
-importing no kinetix and compiling nothing again (the image is built on this machine, so its CPU matches),
-and the image's `pip check` leaves exactly the lines envs.txt accepts for kinetix-env."""
+makes, resets, steps and renders kinetix/Kinetix-S-SymbolicFlat-MultiDiscrete from them (1 level and 32),
+tracing nothing, importing no kinetix and compiling nothing again (the image is built on this machine, so
+its CPU matches), and the image's `pip check` leaves exactly the lines envs.txt accepts for kinetix-env."""
 
 import json
 from pathlib import Path
@@ -15,9 +15,10 @@ ENVS_TXT = Path(__file__).resolve().parents[2] / "docker" / "constraints" / "env
 PROBE = """
 import json, pathlib, sys, numpy as np
 from pufferlib import environments
-env = environments.make("kinetix/Kinetix-S-SymbolicFlat-MultiDiscrete")
-env.reset(seed=0)
-env.step(np.zeros((env.num_agents, 6), np.int64))
+for num_envs in (1, 32):  # the smoke check's and `puffer train`'s
+    env = environments.make("kinetix/Kinetix-S-SymbolicFlat-MultiDiscrete", num_envs=num_envs)
+    env.reset(seed=0)
+    env.step(np.zeros((env.num_agents, 6), np.int64))
 frame = env.render()  # the Pixels twin's program, built into the image for `puffer eval --video`
 home = pathlib.Path.home() / ".cache/pufferlib"
 entries = list((home / "jax").glob("*-cache"))

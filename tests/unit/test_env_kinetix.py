@@ -8,11 +8,14 @@ pool size) in a store of their own for the module (PUFFERLIB_KINETIX_PROGRAMS)."
 
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
 from _binding_checks import require, run_contract, trace
 
+import pufferlib
 import pufferlib.environments as environments
 from pufferlib import APIUsageError
 from pufferlib.environments import kinetix, kinetix_jax
@@ -36,6 +39,13 @@ def test_registered_and_catalogued():
     assert sorted(b.name for b in BINDINGS) == sorted(f"kinetix/{name}" for name in kinetix_jax.REGISTERED)
     assert environments.catalog("kinetix") == sorted(f"kinetix/{name}" for name in kinetix_jax.ENVS)
     assert len(kinetix_jax.ENVS) == 18 and environments.get(PIXELS).pixels == (125, 125, 3)
+
+
+def test_the_training_size_the_image_builds_is_the_train_configs():
+    config = tomllib.loads((Path(pufferlib.__file__).parent / "train/config/kinetix.toml").read_text())
+    assert config["env"]["num_envs"] == kinetix_jax.TRAIN_NUM_ENVS
+    assert (SYMBOLIC.split("/")[1], kinetix_jax.TRAIN_NUM_ENVS) in kinetix_jax.WARM
+    assert environments.make(SYMBOLIC).num_agents == kinetix_jax.DEFAULT_NUM_ENVS == 1
 
 
 def test_the_action_spaces_are_kinetixs_own_and_its_training_stack_stays_out():
