@@ -55,7 +55,7 @@ def make_vecenv(binding: envs.Binding, cfg: Config):
             seed=cfg["train"]["seed"],
             **kwargs,
         )
-    except TypeError as e:  # most often an [env] keyword the environment does not take
+    except (TypeError, ValueError) as e:  # an [env] keyword the env does not take, or a value it refuses
         raise ConfigError(f"{binding.name}: could not make the env with [env] {cfg['env']}: {e}") from e
     return normalize.wrap(vecenv, cfg)
 

@@ -54,6 +54,14 @@ def test_unknown_env_and_bad_layout(capsys):
     assert "batch_size" in capsys.readouterr().err
 
 
+def test_an_env_keyword_or_value_the_env_refuses_is_a_config_error(capsys):
+    assert main(["train", "ocean/squared", "--env.no-such-keyword", "1", "--train.run-dir", ""]) == 2
+    assert "could not make the env with [env]" in capsys.readouterr().err
+    assert main(["train", "ocean/squared", "--env.num-targets", "0", "--train.run-dir", ""]) == 2
+    err = capsys.readouterr().err
+    assert "num_targets must be in 1.." in err and "Traceback" not in err
+
+
 def test_eval_missing_checkpoint(tmp_path, capsys):
     assert main(["eval", "ocean/bandit", "--checkpoint", str(tmp_path / "nope.pt")]) == 2
     assert "does not exist" in capsys.readouterr().err
