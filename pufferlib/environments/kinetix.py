@@ -248,7 +248,7 @@ def bench(
         per_step, warmup = rate(functools.partial(env.reset, seed=0), step)
         env.close()
         print(line.format(n, "one PufferEnv", per_step * n, warmup))
-    t = kinetix_jax._Traced(name)
+    t = kinetix_jax.Traced(name)
     k = t.k
     peer = k.make_kinetix_env(
         k.ActionType.from_string(ENVS[name][2]),

@@ -125,7 +125,7 @@ def load_kinetix() -> types.SimpleNamespace:
     )
 
 
-class _Traced:
+class Traced:
     """What tracing a program needs: Kinetix's env for one id, built on first use (imports kinetix)."""
 
     def __init__(self, name: str) -> None:
@@ -159,7 +159,7 @@ class _Traced:
         return jnp.round(obs.image * 255).astype(jnp.uint8).transpose(0, 2, 1, 3)[:, ::-1]
 
 
-def _sample_fn(t: _Traced, resets: int):
+def _sample_fn(t: Traced, resets: int):
     import jax
     import jax.numpy as jnp
 
@@ -174,7 +174,7 @@ def _sample_fn(t: _Traced, resets: int):
     return sample
 
 
-def _observe_fn(t: _Traced):
+def _observe_fn(t: Traced):
     import jax
 
     def observe(levels):
@@ -183,7 +183,7 @@ def _observe_fn(t: _Traced):
     return observe
 
 
-def _step_fn(t: _Traced, num_envs: int, resets: int):
+def _step_fn(t: Traced, num_envs: int, resets: int):
     import jax
     import jax.numpy as jnp
 
@@ -281,11 +281,11 @@ class Programs:
         self._digest = digest = _digest()
         self._store = store
         self._frame = None
-        traced: list[_Traced] = []
+        traced: list[Traced] = []
 
-        def env() -> _Traced:  # imported and built only when a program must be traced
+        def env() -> Traced:  # imported and built only when a program must be traced
             if not traced:
-                traced.append(_Traced(name))
+                traced.append(Traced(name))
             return traced[0]
 
         key = jax.ShapeDtypeStruct((2,), jax.numpy.uint32)
@@ -326,7 +326,7 @@ class Programs:
             twin = pixels_twin(self.name)
             one = tuple(jax.ShapeDtypeStruct((1, *a.shape[1:]), a.dtype) for a in self._pool)
             file = f"observe-{twin}-n1-{self._digest}"
-            self._frame = _program(file, lambda: _observe_fn(_Traced(twin)), (one,), self._store).call
+            self._frame = _program(file, lambda: _observe_fn(Traced(twin)), (one,), self._store).call
         return self._frame(tuple(leaf[:1] for leaf in levels))[0]
 
     def levels(self, key: Any) -> tuple[Any, tuple]:
