@@ -198,7 +198,7 @@ def _binding(name: str) -> Binding:
 
 # The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
 # the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
-# demand (tests/unit/test_env_kinetix.py covers Continuous, Discrete and another size).
+# demand (tests/unit/test_env_kinetix.py covers Continuous and Discrete).
 for _name in REGISTERED:
     register(_binding(_name))
 register_catalog("kinetix", tuple(ENVS), _binding)
@@ -213,10 +213,11 @@ def bench(
 ):
     """Print steps/s of `sizes` levels in one Kinetix env (CPU JAX) beside Kinetix's own stepping.
 
-    The peer is what Kinetix's README writes: `make_kinetix_env` with a reset function that draws a random
-    level and auto-reset on, `env.step` jitted and vmapped over `peer_size` levels. Its auto-reset computes
-    the reset branch on every step (jax.lax.select evaluates both sides), so it draws a level per level per
-    step. Compiling is excluded (one warm-up step first; its time is printed); medians of `repeats`.
+    The peer is Kinetix's own env as its random-level training steps it: `make_kinetix_env` with a reset
+    function that draws a random level and auto-reset on, `env.step` jitted and vmapped over `peer_size`
+    levels. Its auto-reset computes the reset branch on every step (jax.lax.select evaluates both sides), so
+    it draws a level per level per step. Compiling is excluded (one warm-up step first; its time is
+    printed); medians of `repeats`.
 
         python -c "from pufferlib.environments.kinetix import bench; bench()"
     """
