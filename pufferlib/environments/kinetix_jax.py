@@ -16,8 +16,8 @@ A reset draws ceil(num_envs / resets) pools; after a step where an episode ended
 Why exported programs: tracing the level sampler takes ~25 s of Python (2.6 MB of HLO), which JAX's
 persistent compilation cache cannot save: its key is computed from the traced program. So each program
 is traced once and kept with `jax.export` (StableHLO, the same on every CPU) in user_store()
-(~/.cache/pufferlib/kinetix, or $PUFFERLIB_KINETIX_PROGRAMS) and, for the registered ids at the default
-size, in the image ($PUFFERTANK_JAX_CACHE/kinetix). A process that finds its programs there compiles
+(~/.cache/pufferlib/kinetix, or $PUFFERLIB_KINETIX_PROGRAMS) and, for WARM (the registered ids at 1 and
+32 levels), in the image ($PUFFERTANK_JAX_CACHE/kinetix). A process that finds its programs there compiles
 them (from JAX's compilation cache: about a second each) and never imports kinetix. A stored program is
 named by its kind, its parameters and a digest of this file and the jax, jaxlib and kinetix-env
 versions, so an upgrade or an edit here builds it anew.
