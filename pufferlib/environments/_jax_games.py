@@ -10,16 +10,19 @@ in a forked child remote too.
 
 An engine is what a family's env drives: `reset(seed) -> observations`, `step(actions) -> tuple`,
 `spec` (what the env needs to build its spaces), optionally `render(arg)`, and, for a Remote, `close()`.
+`JaxGames` is the env side the families share: their arguments checked, the engine started here or in a
+child, reset and close.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pufferlib import APIUsageError
 from pufferlib.environments import _child
+from pufferlib.environments._batched import BatchedGames
 
 _JAX_PID: int | None = None  # the process in which a JAX family ran JAX (a fork child inherits it)
 PROCESSES = ("auto", "local", "child")
@@ -82,3 +85,36 @@ class Remote:
 
     def close(self) -> None:
         self._child.close()
+
+
+class JaxGames(BatchedGames):
+    """`num_envs` games of one id stepped by a JAX program. Subclasses set `family`, `title` (how errors
+    name it: "Craftax"), `ids` (the valid names), `local` (the engine class that runs here) and `target`
+    (the child's "module:serve"), and call `_start` first in __init__."""
+
+    title = ""
+    ids: Mapping[str, Any] = {}
+    local: Callable[..., Any]
+    target = ""
+
+    def _start(self, name: str, num_envs: int, resets: int | None, process: str, default_resets) -> Any:
+        """Check the arguments, start the engine (here, or in a child after a fork) and return its spec."""
+        if name not in self.ids:
+            raise ValueError(f"Unknown {self.title} id {name!r}; one of {', '.join(self.ids)}")
+        if int(num_envs) < 1:
+            raise APIUsageError(f"{self.family}/{name}: num_envs must be >= 1, got {num_envs}")
+        resets = default_resets(num_envs) if resets is None else int(resets)
+        if not 1 <= resets <= num_envs:
+            raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
+        self.name = name
+        self.num_agents = int(num_envs)
+        init, what = (name, self.num_agents, resets), f"{self.family}/{name}"
+        self._engine = Remote(self.target, init, what) if runs_in_child(process, what) else self.local(*init)
+        return self._engine.spec
+
+    def reset(self, seed: int | None = None):
+        return self._started_with(self._engine.reset(self._reset_seed(seed)))
+
+    def close(self) -> None:
+        if isinstance(self._engine, Remote):
+            self._engine.close()

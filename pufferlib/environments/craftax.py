@@ -40,9 +40,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pufferlib import APIUsageError, PufferEnv
+from pufferlib import PufferEnv
 from pufferlib.environments import _jax_games, craftax_jax, jax_cache
-from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
@@ -85,7 +84,7 @@ def serve(fd: int) -> None:
     _jax_games.serve(fd, _Local)
 
 
-class Craftax(BatchedGames):
+class Craftax(_jax_games.JaxGames):
     """`num_envs` Craftax games of one id (see the module docstring).
 
     process: "auto" runs JAX in this process, unless this process was forked from one where this
@@ -94,6 +93,10 @@ class Craftax(BatchedGames):
     """
 
     family = "craftax"
+    title = "Craftax"
+    ids = ENVS
+    local = _Local
+    target = "pufferlib.environments.craftax:serve"
 
     def __init__(
         self,
@@ -104,21 +107,7 @@ class Craftax(BatchedGames):
         resets: int | None = None,
         process: str = "auto",
     ):
-        if name not in ENVS:
-            raise ValueError(f"Unknown Craftax id {name!r}; one of {', '.join(ENVS)}")
-        if int(num_envs) < 1:
-            raise APIUsageError(f"craftax/{name}: num_envs must be >= 1, got {num_envs}")
-        resets = default_resets(num_envs) if resets is None else int(resets)
-        if not 1 <= resets <= num_envs:
-            raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
-        self.name = name
-        self.num_agents = int(num_envs)
-        init = (name, self.num_agents, resets)
-        if _jax_games.runs_in_child(process, f"craftax/{name}"):
-            self._engine = _jax_games.Remote("pufferlib.environments.craftax:serve", init, f"craftax/{name}")
-        else:
-            self._engine = _Local(*init)
-        shape, actions, self.achievements = self._engine.spec
+        shape, actions, self.achievements = self._start(name, num_envs, resets, process, default_resets)
         if ENVS[name][1]:
             self.single_observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
         else:
@@ -126,9 +115,6 @@ class Craftax(BatchedGames):
         self.single_action_space = gymnasium.spaces.Discrete(actions)
         super().__init__(buf)
         self._setup(seed)
-
-    def reset(self, seed: int | None = None):
-        return self._started_with(self._engine.reset(self._reset_seed(seed)))
 
     def step(self, actions):
         obs, reward, terminal, truncated, unlocked = self._engine.step(self._actions(actions))
@@ -144,10 +130,6 @@ class Craftax(BatchedGames):
             },
         )
         return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def close(self) -> None:
-        if isinstance(self._engine, _jax_games.Remote):
-            self._engine.close()
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:

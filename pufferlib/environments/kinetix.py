@@ -35,9 +35,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from pufferlib import APIUsageError, PufferEnv
+from pufferlib import PufferEnv
 from pufferlib.environments import _jax_games, jax_cache, kinetix_jax
-from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
@@ -98,7 +97,7 @@ def _action_space(kind: str, arg: Any) -> gymnasium.Space:
     return gymnasium.spaces.Discrete(arg)
 
 
-class Kinetix(BatchedGames):
+class Kinetix(_jax_games.JaxGames):
     """`num_envs` Kinetix levels of one id (see the module docstring).
 
     process: "auto" runs JAX in this process, unless this process was forked from one where a JAX family
@@ -107,6 +106,10 @@ class Kinetix(BatchedGames):
     """
 
     family = "kinetix"
+    title = "Kinetix"
+    ids = ENVS
+    local = _Local
+    target = "pufferlib.environments.kinetix:serve"
     metadata = {"render_fps": FPS}
     render_backend = "Kinetix's JAX rasterizer (jaxgl, on the CPU)"
 
@@ -119,21 +122,7 @@ class Kinetix(BatchedGames):
         resets: int | None = None,
         process: str = "auto",
     ):
-        if name not in ENVS:
-            raise ValueError(f"Unknown Kinetix id {name!r}; one of {', '.join(ENVS)}")
-        if int(num_envs) < 1:
-            raise APIUsageError(f"kinetix/{name}: num_envs must be >= 1, got {num_envs}")
-        resets = default_resets(num_envs) if resets is None else int(resets)
-        if not 1 <= resets <= num_envs:
-            raise ValueError(f"resets must be between 1 and num_envs={num_envs}, got {resets}")
-        self.name = name
-        self.num_agents = int(num_envs)
-        init = (name, self.num_agents, resets)
-        if _jax_games.runs_in_child(process, f"kinetix/{name}"):
-            self._engine = _jax_games.Remote("pufferlib.environments.kinetix:serve", init, f"kinetix/{name}")
-        else:
-            self._engine = _Local(*init)
-        shape, dtype, action = self._engine.spec
+        shape, dtype, action = self._start(name, num_envs, resets, process, default_resets)
         if dtype == "uint8":
             self.single_observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)
         else:
@@ -141,9 +130,6 @@ class Kinetix(BatchedGames):
         self.single_action_space = _action_space(*action)
         super().__init__(buf)
         self._setup(seed)
-
-    def reset(self, seed: int | None = None):
-        return self._started_with(self._engine.reset(self._reset_seed(seed)))
 
     def step(self, actions):
         obs, reward, terminal, truncated, solved = self._engine.step(self._actions(actions))
@@ -163,10 +149,6 @@ class Kinetix(BatchedGames):
         if self.single_observation_space.dtype == np.uint8:  # Pixels: the observation is the frame
             return self.observations[0].copy()
         return self._engine.render()
-
-    def close(self) -> None:
-        if isinstance(self._engine, _jax_games.Remote):
-            self._engine.close()
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
