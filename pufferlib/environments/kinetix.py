@@ -57,7 +57,6 @@ class _Local:
     """The batched levels in this process: the programs, the key, the levels and the next pool."""
 
     def __init__(self, name: str, num_envs: int, resets: int) -> None:
-        self.name = name
         self.p = _programs(name, num_envs, resets)
         self.spec = (self.p.obs_shape, self.p.obs_dtype, self.p.action)
         self._key = self._levels = self._pool = None
