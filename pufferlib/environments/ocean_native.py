@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+from pufferlib.environments.registry import Binding, SmokeSpec, bindings, family_env_creator, register
+from pufferlib.ocean.contracts import Manifest, built
 
 FAMILY = "ocean"  # the native envs are Ocean's: ocean/<name>
 env_creator = family_env_creator(FAMILY)  # PufferLib's env_creator(name)
@@ -90,6 +91,33 @@ def binding(name: str, spec: Native) -> Binding:
     )
 
 
+def make_built_env(
+    name: str, buf: Any = None, seed: int = 0, num_envs: int = 1, num_threads: int = 1, **kwargs: Any
+) -> PufferEnv:
+    """`num_envs` instances of an env the user built (`puffer build-native PATH`), by its contract."""
+    from pufferlib.ocean.contracts import load
+
+    return load.make(name, buf=buf, seed=seed, num_envs=num_envs, num_threads=num_threads, **kwargs)
+
+
+def built_binding(m: Manifest) -> Binding:
+    """The binding of a user-built env: ocean/<name>, described with its contract and its source."""
+    return Binding(
+        name=f"{FAMILY}/{m.name}",
+        make=make_built_env,
+        kwargs={"name": m.name},
+        extra="",
+        multiagent=m.agents_per_env > 1,
+        smoke=SmokeSpec(steps=256, seconds=120.0, learn=False),
+        description=f"{m.description or m.name} [{m.contract}, built from {m.source}]",
+        native=True,
+    )
+
+
 for _name, _spec in NATIVE.items():
     if _name not in REPLACES or compiled(_name):
         register(binding(_name, _spec))
+SHIPPED = {b.name for b in bindings(FAMILY)} | {f"{FAMILY}/{n}" for n in NATIVE}
+for _manifest in built().values():  # a built env never shadows a shipped one (build-native refuses those too)
+    if f"{FAMILY}/{_manifest.name}" not in SHIPPED:
+        register(built_binding(_manifest))

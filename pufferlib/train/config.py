@@ -167,6 +167,17 @@ def config_files(env_name: str) -> list[Path]:
     return [path for path in candidates if path.is_file()]
 
 
+def built_env_layer(env_name: str) -> list[tuple[str, dict[str, Any]]]:
+    """A user-built `ocean/<name>`'s .ini as mapped by `puffer build-native` (ocean/contracts/ini.py)."""
+    from pufferlib.ocean.contracts import built
+
+    family, _, name = env_name.partition("/")
+    found = built().get(name) if family == "ocean" else None
+    if found is None or not found.config:
+        return []
+    return [(f"{name}.ini (mapped by puffer build-native from {found.source})", copy.deepcopy(found.config))]
+
+
 def defaults() -> Config:
     with open(CONFIG_DIR / "default.toml", "rb") as f:
         return tomllib.load(f)
@@ -178,14 +189,16 @@ def load(
     """The resolved config of `env_name`: its files, then `config_file` (a config.toml a run wrote,
     or any TOML of the same sections), then `overrides` (dict or CLI tokens)."""
     cfg = defaults()
-    for path in [*config_files(env_name)[1:], *([Path(config_file)] if config_file else [])]:
-        layer = read_file(path)
+    layers = [(str(path), read_file(path)) for path in config_files(env_name)[1:]]
+    layers += built_env_layer(env_name)
+    layers += [(str(config_file), read_file(config_file))] if config_file else []
+    for source, layer in layers:
         layer.pop(ENV_KEY, None)
         for section, values in layer.items():
             if not isinstance(values, dict):
-                raise ConfigError(f"{path}: top-level key {section!r} must be a [section]")
+                raise ConfigError(f"{source}: top-level key {section!r} must be a [section]")
             for key, value in values.items():
-                set_value(cfg, section, key, value, source=str(path))
+                set_value(cfg, section, key, value, source=source)
     if isinstance(overrides, list):
         overrides = parse_args(overrides)
     for dotted, value in flatten(overrides or {}).items():

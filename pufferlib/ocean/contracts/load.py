@@ -1,0 +1,115 @@
+"""Make a built env (`puffer build-native PATH`) by its contract: the 3.0 env's own Python class over our
+`binding` module, a Pl4Env over a 4.0 binding, or a NativeEnv over one written to our own API."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import inspect
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+from pufferlib import EnvironmentSetupError, PufferEnv
+from pufferlib.ocean.contracts import Manifest, built, home
+
+
+def manifest(name: str, root: Path | None = None) -> tuple[Manifest, Path]:
+    root = home() if root is None else root
+    found = built(root)
+    if name not in found:
+        raise EnvironmentSetupError(
+            f"ocean/{name} is not built under {root}: build its folder with `puffer build-native PATH`"
+        )
+    return found[name], root / name
+
+
+def _module(qualified: str, path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(qualified, path)
+    if spec is None or spec.loader is None:
+        raise EnvironmentSetupError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(qualified, None)
+        raise
+    return module
+
+
+@functools.cache
+def pl3_class(folder: Path) -> type:
+    """The PufferEnv class of a built 3.0 env, its `<name>.py` importing our `binding` as upstream's does.
+
+    `from pufferlib.ocean.<name> import binding` must find the module: it is placed in sys.modules as
+    `pufferlib.ocean.<name>.binding`, under a package made for it (or, where pufferlib.ocean has a module of
+    that name, found there by Python's fallback to sys.modules for `from X import Y`).
+    """
+    m = Manifest.read(folder)
+    package = f"pufferlib.ocean.{m.name}"
+    try:
+        importlib.import_module(package)
+    except ImportError:
+        pkg = types.ModuleType(package)
+        pkg.__path__ = [str(folder / "src")]
+        sys.modules[package] = pkg
+    _module(f"{package}.binding", folder / m.module)
+    env_module = _module(f"{package}.{m.name}", folder / "src" / f"{m.name}.py")
+    classes = [
+        c
+        for c in vars(env_module).values()
+        if inspect.isclass(c) and issubclass(c, PufferEnv) and c.__module__ == env_module.__name__
+    ]
+    if not classes:
+        raise EnvironmentSetupError(f"{m.name}.py defines no pufferlib.PufferEnv subclass")
+    plain = m.name.replace("_", "").lower()
+    classes.sort(key=lambda c: (not c.__name__.lower().startswith(plain), c.__name__))
+    return classes[0]
+
+
+def construct(cls: type, **kwargs: Any) -> PufferEnv:
+    """cls(**kwargs) with the keywords its signature takes (num_envs, buf, seed are passed only if it does);
+    a game keyword it does not take is a TypeError naming the ones it does."""
+    params = inspect.signature(cls.__init__).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    for optional in ("num_envs", "buf", "seed"):
+        if optional not in params and not takes_any:
+            kwargs.pop(optional, None)
+    unknown = [k for k in kwargs if k not in params and not takes_any]
+    if unknown:
+        valid = [p for p in params if p not in ("self", "buf")]
+        raise TypeError(f"{cls.__name__} takes no {', '.join(unknown)}; it takes {', '.join(valid)}")
+    return cls(**kwargs)
+
+
+@functools.cache
+def binding_module(folder: Path) -> types.ModuleType:
+    m = Manifest.read(folder)
+    qualified = f"pufferlib.ocean.native.{m.module.split('.')[0]}" if m.contract == "puffertank" else None
+    return _module(qualified or f"puffertank_pl4.{m.name}.binding", folder / m.module)
+
+
+def make(
+    name: str,
+    buf: Any = None,
+    seed: int = 0,
+    num_envs: int = 1,
+    num_threads: int = 1,
+    root: Path | None = None,
+    **kwargs: Any,
+) -> PufferEnv:
+    """`num_envs` instances of built env `name` as one PufferEnv (kwargs go to the game)."""
+    m, folder = manifest(name, root)
+    if m.contract == "pufferlib-3.0":
+        return construct(pl3_class(folder), num_envs=num_envs, buf=buf, seed=seed, **kwargs)
+    module = binding_module(folder)
+    if m.contract == "pufferlib-4.0":
+        from pufferlib.ocean.contracts.pl4env import Pl4Env
+
+        return Pl4Env(module, num_envs=num_envs, buf=buf, seed=seed, **kwargs)
+    from pufferlib.ocean.native import NativeEnv
+
+    return NativeEnv(module, num_envs=num_envs, seed=seed, num_threads=num_threads, buf=buf, **kwargs)

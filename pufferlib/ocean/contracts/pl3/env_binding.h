@@ -1,0 +1,512 @@
+/* env_binding.h: PufferLib 3.0's native binding contract, implemented by PufferTank (our code, written from
+ * the contract's documentation: the names and the call signatures are the contract, nothing else is shared).
+ *
+ * A 3.0 env's binding.c defines `Env` (its struct, with `observations`, `actions`, `rewards`, `terminals`
+ * and `Log log`: floats only, one of them `n`, the episodes it counts), includes "../env_binding.h", then
+ * supplies
+ *     static int my_init(Env* env, PyObject* args, PyObject* kwargs);   read kwargs with unpack(kwargs, "key")
+ *     static int my_log(PyObject* dict, Log* log);                      write with assign_to_dict(dict, "key", v)
+ * and optionally MY_SHARED (my_shared: the module's `shared()`), MY_GET / MY_PUT (env_get / env_put) and
+ * MY_METHODS (extra PyMethodDef rows). The module is `binding`: env_init, env_reset, env_step, env_render,
+ * env_close, env_get, env_put, vectorize, vec_init, vec_reset, vec_step, vec_log, vec_render, vec_close, shared.
+ *
+ * Where we go beyond the published contract, and why:
+ * - Handles are checked: every env/vec handle this module hands out is remembered, and a handle that is not
+ *   live (closed twice, made up, another module's) is a ValueError, not a wild pointer.
+ * - Buffers are checked against each other: vec_init needs num_envs rows in every buffer, C-contiguous, and an
+ *   action buffer of 4-byte items (int32 or float32); a mismatch is a ValueError naming the buffer.
+ * - vec_render's env index is bounds-checked; vec_step releases the GIL (c_step touches no Python object).
+ * - Seeding follows the contract exactly (instance i of a vec seeded s: srand(i + s * num_envs) before my_init
+ *   and before each reset; kwargs["seed"] holds that number), so a trace here matches upstream's for the same
+ *   seed. The process-global rand() makes stepping single-threaded by design: one vec per call, in order.
+ */
+#ifndef PUFFERTANK_PL3_ENV_BINDING_H
+#define PUFFERTANK_PL3_ENV_BINDING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(Log) % sizeof(float) == 0, "the 3.0 contract's Log holds floats only");
+
+static int my_init(Env* env, PyObject* args, PyObject* kwargs);
+static int my_log(PyObject* dict, Log* log);
+
+#ifndef MY_SHARED
+static PyObject* my_shared(PyObject* self, PyObject* args, PyObject* kwargs) {
+    (void)self, (void)args, (void)kwargs;
+    Py_RETURN_NONE;
+}
+#else
+static PyObject* my_shared(PyObject* self, PyObject* args, PyObject* kwargs);
+#endif
+#ifndef MY_GET
+static PyObject* my_get(PyObject* dict, Env* env) {
+    (void)env;
+    return dict;
+}
+#else
+static PyObject* my_get(PyObject* dict, Env* env);
+#endif
+#ifndef MY_PUT
+static int my_put(Env* env, PyObject* args, PyObject* kwargs) {
+    (void)env, (void)args, (void)kwargs;
+    return 0;
+}
+#else
+static int my_put(Env* env, PyObject* args, PyObject* kwargs);
+#endif
+
+/* ---- live handles: an open-addressing set of pointers (envs and vecs apart) ---- */
+typedef struct {
+    uintptr_t* slots;
+    size_t cap, len;
+} PtHandles;
+#define PT_TOMB ((uintptr_t)1)
+static PtHandles pt_envs, pt_vecs;
+
+static size_t pt_hash(uintptr_t p, size_t cap) { return (size_t)((p >> 4) * 0x9E3779B97F4A7C15ull) & (cap - 1); }
+
+static int pt_add(PtHandles* s, void* ptr);
+static int pt_grow(PtHandles* s) {
+    PtHandles bigger = {calloc(s->cap ? s->cap * 2 : 64, sizeof(uintptr_t)), s->cap ? s->cap * 2 : 64, 0};
+    if (!bigger.slots) return -1;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i] > PT_TOMB) pt_add(&bigger, (void*)s->slots[i]);
+    free(s->slots);
+    *s = bigger;
+    return 0;
+}
+static int pt_add(PtHandles* s, void* ptr) {
+    if ((s->len + 1) * 2 > s->cap && pt_grow(s) < 0) return -1;
+    size_t i = pt_hash((uintptr_t)ptr, s->cap);
+    while (s->slots[i] > PT_TOMB) i = (i + 1) & (s->cap - 1);
+    s->slots[i] = (uintptr_t)ptr;
+    s->len++;
+    return 0;
+}
+static size_t pt_find(const PtHandles* s, const void* ptr) {  /* its slot, or SIZE_MAX */
+    if (!s->cap || !ptr) return SIZE_MAX;
+    size_t i = pt_hash((uintptr_t)ptr, s->cap);
+    for (size_t n = 0; n < s->cap && s->slots[i]; n++, i = (i + 1) & (s->cap - 1))
+        if (s->slots[i] == (uintptr_t)ptr) return i;
+    return SIZE_MAX;
+}
+static void pt_remove(PtHandles* s, const void* ptr) {
+    size_t i = pt_find(s, ptr);
+    if (i != SIZE_MAX) s->slots[i] = PT_TOMB, s->len--;
+}
+
+/* ---- the contract's helpers for binding.c ---- */
+
+/* kwargs[key] as a double (an int within int range, or a float); TypeError when missing or not a number. */
+static double unpack(PyObject* kwargs, char* key) {
+    PyObject* val = kwargs ? PyDict_GetItemString(kwargs, key) : NULL;
+    if (val == NULL) {
+        PyErr_Format(PyExc_TypeError, "missing keyword argument '%s' (set it in the env's .ini [env] section)", key);
+        return 1;
+    }
+    if (PyLong_Check(val)) {
+        long out = PyLong_AsLong(val);
+        if ((out == -1 && PyErr_Occurred()) || out > INT_MAX || out < INT_MIN) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "keyword argument '%s' is out of the int range", key);
+            return 1;
+        }
+        return (double)out;
+    }
+    if (PyFloat_Check(val)) return PyFloat_AsDouble(val);
+    PyErr_Format(PyExc_TypeError, "keyword argument '%s' must be an int or a float, got %s", key,
+                 Py_TYPE(val)->tp_name);
+    return 1;
+}
+
+static int assign_to_dict(PyObject* dict, char* key, float value) {
+    PyObject* v = PyFloat_FromDouble(value);
+    if (!v) return 1;
+    int rc = PyDict_SetItemString(dict, key, v);
+    Py_DECREF(v);
+    return rc < 0;
+}
+
+/* ---- buffers ---- */
+static const char* pt_buffer_names[5] = {"observations", "actions", "rewards", "terminals", "truncations"};
+
+/* args[0..4] as C-contiguous numpy arrays with `rows` rows (rows < 0: any); NULL with an exception. */
+static int pt_buffers(PyObject* args, long rows, PyArrayObject* out[5]) {
+    for (int b = 0; b < 5; b++) {
+        PyObject* obj = PyTuple_GetItem(args, b);
+        if (!obj || !PyArray_Check(obj)) {
+            PyErr_Format(PyExc_TypeError, "%s must be a numpy array", pt_buffer_names[b]);
+            return -1;
+        }
+        PyArrayObject* arr = (PyArrayObject*)obj;
+        if (!PyArray_IS_C_CONTIGUOUS(arr) || !PyArray_ISWRITEABLE(arr) || PyArray_NDIM(arr) < 1) {
+            PyErr_Format(PyExc_ValueError, "%s must be a writeable, C-contiguous array of rows",
+                         pt_buffer_names[b]);
+            return -1;
+        }
+        if (b >= 2 && (PyArray_NDIM(arr) != 1)) {
+            PyErr_Format(PyExc_ValueError, "%s must be 1-D (one value per agent row)", pt_buffer_names[b]);
+            return -1;
+        }
+        if (rows >= 0 && PyArray_DIM(arr, 0) < rows) {
+            PyErr_Format(PyExc_ValueError, "%s has %ld rows, fewer than the %ld envs asked for",
+                         pt_buffer_names[b], (long)PyArray_DIM(arr, 0), rows);
+            return -1;
+        }
+        out[b] = arr;
+    }
+    if (PyArray_ITEMSIZE(out[1]) != 4) {
+        PyErr_Format(PyExc_ValueError, "actions must be int32 or float32 (4-byte items), got %d-byte items",
+                     (int)PyArray_ITEMSIZE(out[1]));
+        return -1;
+    }
+    return 0;
+}
+
+/* Point env at row `row` of each buffer (rows are the first axis, as the contract lays them out). */
+static void pt_attach(Env* env, PyArrayObject* buf[5], long row) {
+    env->observations = (void*)((char*)PyArray_DATA(buf[0]) + row * PyArray_STRIDE(buf[0], 0));
+    env->actions = (void*)((char*)PyArray_DATA(buf[1]) + row * PyArray_STRIDE(buf[1], 0));
+    env->rewards = (void*)((char*)PyArray_DATA(buf[2]) + row * PyArray_STRIDE(buf[2], 0));
+    env->terminals = (void*)((char*)PyArray_DATA(buf[3]) + row * PyArray_STRIDE(buf[3], 0));
+}
+
+static int pt_seed_arg(PyObject* obj, long* seed) {
+    if (!obj || !PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "seed must be an int");
+        return -1;
+    }
+    *seed = PyLong_AsLong(obj);
+    return (*seed == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* my_init on a fresh env with kwargs + {"seed": seed}, after srand(seed); -1 with an exception. */
+static int pt_init(Env* env, PyObject* kwargs, long seed) {
+    PyObject* kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New();
+    PyObject* py_seed = PyLong_FromLong(seed);
+    PyObject* empty = PyTuple_New(0);
+    int rc = -1;
+    if (kw && py_seed && empty && PyDict_SetItemString(kw, "seed", py_seed) == 0) {
+        memset(&env->log, 0, sizeof(Log));
+        srand((unsigned)seed);
+        my_init(env, empty, kw);
+        rc = PyErr_Occurred() ? -1 : 0;
+    }
+    Py_XDECREF(kw), Py_XDECREF(py_seed), Py_XDECREF(empty);
+    return rc;
+}
+
+/* ---- single envs ---- */
+static Env* pt_env(PyObject* handle) {
+    void* ptr = handle && PyLong_Check(handle) ? PyLong_AsVoidPtr(handle) : NULL;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (pt_find(&pt_envs, ptr) == SIZE_MAX) {
+        PyErr_SetString(PyExc_ValueError, "not a live env handle of this module (closed, or never made by env_init)");
+        return NULL;
+    }
+    return (Env*)ptr;
+}
+
+static PyObject* env_init(PyObject* self, PyObject* args, PyObject* kwargs) {
+    (void)self;
+    PyArrayObject* buf[5];
+    long seed;
+    if (PyTuple_Size(args) != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "env_init(observations, actions, rewards, terminals, truncations, seed, **kwargs)");
+        return NULL;
+    }
+    if (pt_buffers(args, 1, buf) < 0 || pt_seed_arg(PyTuple_GetItem(args, 5), &seed) < 0) return NULL;
+    Env* env = calloc(1, sizeof(Env));
+    if (!env) return PyErr_NoMemory();
+    pt_attach(env, buf, 0);
+    if (pt_init(env, kwargs, seed) < 0 || pt_add(&pt_envs, env) < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        free(env);
+        return NULL;
+    }
+    return PyLong_FromVoidPtr(env);
+}
+
+static PyObject* env_reset(PyObject* self, PyObject* args) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    if (PyTuple_Size(args) > 1) {
+        long seed;
+        if (pt_seed_arg(PyTuple_GetItem(args, 1), &seed) < 0) return NULL;
+        srand((unsigned)seed);
+    }
+    c_reset(env);
+    Py_RETURN_NONE;
+}
+
+static PyObject* env_step(PyObject* self, PyObject* args) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    c_step(env);
+    Py_RETURN_NONE;
+}
+
+static PyObject* env_render(PyObject* self, PyObject* args) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    c_render(env);
+    Py_RETURN_NONE;
+}
+
+static PyObject* env_close(PyObject* self, PyObject* args) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    pt_remove(&pt_envs, env);
+    c_close(env);
+    free(env);
+    Py_RETURN_NONE;
+}
+
+static PyObject* env_get(PyObject* self, PyObject* args) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    PyObject* dict = PyDict_New();
+    if (!dict) return NULL;
+    my_get(dict, env);
+    if (PyErr_Occurred()) {
+        Py_DECREF(dict);
+        return NULL;
+    }
+    return dict;
+}
+
+static PyObject* env_put(PyObject* self, PyObject* args, PyObject* kwargs) {
+    (void)self;
+    Env* env = pt_env(PyTuple_GetItem(args, 0));
+    if (!env) return NULL;
+    PyObject* empty = PyTuple_New(0);
+    if (!empty) return NULL;
+    my_put(env, empty, kwargs);
+    Py_DECREF(empty);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- vectors of envs ---- */
+typedef struct {
+    Env** envs;
+    int num_envs;
+} VecEnv;
+
+static VecEnv* pt_vec(PyObject* handle) {
+    void* ptr = handle && PyLong_Check(handle) ? PyLong_AsVoidPtr(handle) : NULL;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (pt_find(&pt_vecs, ptr) == SIZE_MAX) {
+        PyErr_SetString(PyExc_ValueError,
+                        "not a live vec handle of this module (closed, or never made by vec_init/vectorize)");
+        return NULL;
+    }
+    return (VecEnv*)ptr;
+}
+
+static void pt_vec_free(VecEnv* vec, int owned) {  /* owned: close and free its envs too */
+    for (int i = 0; owned && i < vec->num_envs; i++) {
+        if (!vec->envs[i]) continue;
+        pt_remove(&pt_envs, vec->envs[i]);
+        c_close(vec->envs[i]);
+        free(vec->envs[i]);
+    }
+    free(vec->envs);
+    free(vec);
+}
+
+static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
+    (void)self;
+    PyArrayObject* buf[5];
+    long seed;
+    if (PyTuple_Size(args) != 7) {
+        PyErr_SetString(PyExc_TypeError, "vec_init(observations, actions, rewards, terminals, truncations, "
+                                         "num_envs, seed, **kwargs)");
+        return NULL;
+    }
+    PyObject* n_obj = PyTuple_GetItem(args, 5);
+    long num_envs = PyLong_Check(n_obj) ? PyLong_AsLong(n_obj) : -1;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (num_envs < 1 || num_envs > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "num_envs must be a positive int");
+        return NULL;
+    }
+    if (pt_buffers(args, num_envs, buf) < 0 || pt_seed_arg(PyTuple_GetItem(args, 6), &seed) < 0) return NULL;
+    if (PyArray_NDIM(buf[0]) < 2) {
+        PyErr_SetString(PyExc_ValueError, "observations must be at least 2-D (one row per env)");
+        return NULL;
+    }
+    VecEnv* vec = calloc(1, sizeof(VecEnv));
+    if (!vec || !(vec->envs = calloc((size_t)num_envs, sizeof(Env*)))) {
+        free(vec);
+        return PyErr_NoMemory();
+    }
+    vec->num_envs = (int)num_envs;
+    for (long i = 0; i < num_envs; i++) {
+        Env* env = calloc(1, sizeof(Env));
+        if (!env || pt_add(&pt_envs, env) < 0) {
+            free(env);
+            pt_vec_free(vec, 1);
+            return PyErr_NoMemory();
+        }
+        vec->envs[i] = env;
+        pt_attach(env, buf, i);
+        if (pt_init(env, kwargs, i + seed * num_envs) < 0) {
+            pt_vec_free(vec, 1);
+            return NULL;
+        }
+    }
+    if (pt_add(&pt_vecs, vec) < 0) {
+        pt_vec_free(vec, 1);
+        return PyErr_NoMemory();
+    }
+    return PyLong_FromVoidPtr(vec);
+}
+
+static PyObject* vectorize(PyObject* self, PyObject* args) {
+    (void)self;
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 1 || n > INT_MAX) {
+        PyErr_SetString(PyExc_TypeError, "vectorize(*env_handles) needs at least one env handle");
+        return NULL;
+    }
+    VecEnv* vec = calloc(1, sizeof(VecEnv));
+    if (!vec || !(vec->envs = calloc((size_t)n, sizeof(Env*)))) {
+        free(vec);
+        return PyErr_NoMemory();
+    }
+    vec->num_envs = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!(vec->envs[i] = pt_env(PyTuple_GetItem(args, i)))) {
+            pt_vec_free(vec, 0);
+            return NULL;
+        }
+    }
+    if (pt_add(&pt_vecs, vec) < 0) {
+        pt_vec_free(vec, 0);
+        return PyErr_NoMemory();
+    }
+    return PyLong_FromVoidPtr(vec);
+}
+
+static PyObject* vec_reset(PyObject* self, PyObject* args) {
+    (void)self;
+    long seed = 0;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    if (PyTuple_Size(args) > 1 && pt_seed_arg(PyTuple_GetItem(args, 1), &seed) < 0) return NULL;
+    for (int i = 0; i < vec->num_envs; i++) {
+        srand((unsigned)(i + seed * vec->num_envs));
+        c_reset(vec->envs[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject* vec_step(PyObject* self, PyObject* args) {
+    (void)self;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    for (int i = 0; i < vec->num_envs; i++) c_step(vec->envs[i]);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject* vec_render(PyObject* self, PyObject* args) {
+    (void)self;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    PyObject* idx = PyTuple_Size(args) > 1 ? PyTuple_GetItem(args, 1) : NULL;
+    long i = idx && PyLong_Check(idx) ? PyLong_AsLong(idx) : -1;
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (i < 0 || i >= vec->num_envs) {
+        PyErr_Format(PyExc_IndexError, "env index must be in [0, %d)", vec->num_envs);
+        return NULL;
+    }
+    c_render(vec->envs[i]);
+    Py_RETURN_NONE;
+}
+
+/* The mean of every Log field over the episodes finished since the last call (the contract: sum the logs,
+ * divide by their summed n, zero them); {} when none finished. */
+static PyObject* vec_log(PyObject* self, PyObject* args) {
+    (void)self;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    enum { K = sizeof(Log) / sizeof(float) };
+    Log total;
+    memset(&total, 0, sizeof(Log));
+    for (int i = 0; i < vec->num_envs; i++) {
+        float* src = (float*)&vec->envs[i]->log;
+        for (int k = 0; k < K; k++) ((float*)&total)[k] += src[k];
+        memset(src, 0, sizeof(Log));
+    }
+    PyObject* dict = PyDict_New();
+    if (!dict || total.n == 0.0f) return dict;
+    float n = total.n;
+    for (int k = 0; k < K; k++) ((float*)&total)[k] /= n;
+    if (my_log(dict, &total) != 0 || PyErr_Occurred() || assign_to_dict(dict, "n", n)) {
+        Py_DECREF(dict);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "my_log failed");
+        return NULL;
+    }
+    return dict;
+}
+
+static PyObject* vec_close(PyObject* self, PyObject* args) {
+    (void)self;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    pt_remove(&pt_vecs, vec);
+    pt_vec_free(vec, 1);
+    Py_RETURN_NONE;
+}
+
+#ifndef MY_METHODS
+#define MY_METHODS {NULL, NULL, 0, NULL}
+#endif
+
+static PyMethodDef pt_methods[] = {
+    {"env_init", (PyCFunction)(void (*)(void))env_init, METH_VARARGS | METH_KEYWORDS, "env_init(obs, atn, rew, term, trunc, seed, **kw)"},
+    {"env_reset", env_reset, METH_VARARGS, "env_reset(handle[, seed])"},
+    {"env_step", env_step, METH_VARARGS, "env_step(handle)"},
+    {"env_render", env_render, METH_VARARGS, "env_render(handle)"},
+    {"env_close", env_close, METH_VARARGS, "env_close(handle)"},
+    {"env_get", env_get, METH_VARARGS, "env_get(handle) -> dict"},
+    {"env_put", (PyCFunction)(void (*)(void))env_put, METH_VARARGS | METH_KEYWORDS, "env_put(handle, **kw)"},
+    {"vectorize", vectorize, METH_VARARGS, "vectorize(*env_handles) -> vec handle"},
+    {"vec_init", (PyCFunction)(void (*)(void))vec_init, METH_VARARGS | METH_KEYWORDS, "vec_init(obs, atn, rew, term, trunc, num_envs, seed, **kw)"},
+    {"vec_reset", vec_reset, METH_VARARGS, "vec_reset(vec, seed)"},
+    {"vec_step", vec_step, METH_VARARGS, "vec_step(vec)"},
+    {"vec_log", vec_log, METH_VARARGS, "vec_log(vec) -> dict"},
+    {"vec_render", vec_render, METH_VARARGS, "vec_render(vec, index)"},
+    {"vec_close", vec_close, METH_VARARGS, "vec_close(vec)"},
+    {"shared", (PyCFunction)(void (*)(void))my_shared, METH_VARARGS | METH_KEYWORDS, "shared(**kw): the env's shared state"},
+    MY_METHODS,
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef pt_module = {PyModuleDef_HEAD_INIT, "binding", NULL, -1, pt_methods};
+
+PyMODINIT_FUNC PyInit_binding(void) {
+    import_array();
+    PyObject* m = PyModule_Create(&pt_module);
+    if (m) PyModule_AddStringConstant(m, "CONTRACT", "pufferlib-3.0");
+    return m;
+}
+
+#endif /* PUFFERTANK_PL3_ENV_BINDING_H */
