@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, bindings, family_env_creator, register
+from pufferlib.environments.registry import (
+    Binding,
+    SmokeSpec,
+    bindings,
+    family_env_creator,
+    register,
+    register_catalog,
+)
 from pufferlib.ocean.contracts import Manifest, built
 
 FAMILY = "ocean"  # the native envs are Ocean's: ocean/<name>
@@ -121,3 +128,60 @@ SHIPPED = {b.name for b in bindings(FAMILY)} | {f"{FAMILY}/{n}" for n in NATIVE}
 for _manifest in built().values():  # a built env never shadows a shipped one (build-native refuses those too)
     if f"{FAMILY}/{_manifest.name}" not in SHIPPED:
         register(built_binding(_manifest))
+
+
+def make_pufferlib3_env(
+    name: str, buf: Any = None, seed: int = 0, num_envs: int = 1, num_threads: int = 1, **kwargs: Any
+) -> PufferEnv:
+    """`num_envs` instances of PufferLib 3.0's Ocean env `name`, built here from its sdist (catalog.py)."""
+    from pufferlib.ocean.contracts import catalog, load
+
+    root = catalog.catalog_home()
+    return load.make(
+        name, buf=buf, seed=seed, num_envs=num_envs, num_threads=num_threads, root=root, **kwargs
+    )
+
+
+def register_pufferlib3() -> None:
+    """pufferlib3/<name> for each env of the built catalog (`python -m pufferlib.ocean.contracts.catalog
+    build`); the envs that failed a rung are catalogued with their finding. Nothing when it was not built."""
+    from pufferlib.ocean.contracts import catalog
+
+    entries = catalog.read()
+    found = built(catalog.catalog_home())
+    for name, entry in entries.items():
+        if entry["available"] and name in found:
+            m = found[name]
+            register(
+                Binding(
+                    name=f"{catalog.FAMILY}/{name}",
+                    make=make_pufferlib3_env,
+                    kwargs={"name": name, **_ini_env(m)},
+                    extra="",
+                    multiagent=m.agents_per_env > 1,
+                    description=f"{m.description or name} [PufferLib {catalog.VERSION}'s sdist]",
+                    native=True,
+                )
+            )
+    missing = {n: e for n, e in entries.items() if not e["available"]}
+
+    def unavailable(n: str) -> Binding:
+        why = f"it failed the {missing[n]['rung']} rung of our audit: {missing[n]['finding']}"
+        return Binding(
+            name=f"{catalog.FAMILY}/{n}",
+            make=make_pufferlib3_env,
+            kwargs={"name": n},
+            extra="",
+            unavailable=why,
+            description=f"PufferLib {catalog.VERSION}'s {n}: {why}",
+        )
+
+    register_catalog(catalog.FAMILY, tuple(missing), unavailable)
+
+
+def _ini_env(m: Manifest) -> dict[str, Any]:
+    """The game kwargs of the env's own .ini [env] (PufferLib runs it with them; so do we)."""
+    return dict(m.config.get("env", {}))
+
+
+register_pufferlib3()

@@ -33,7 +33,7 @@ CONFIG_DIR = Path(__file__).parent / "config"
 OPEN_SECTIONS = ("policy", "env")
 CHOICES = {
     ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
-    ("train", "solve_metric"): ("return", "win_rate", "wins"),
+    ("train", "solve_metric"): ("return", "win_rate", "wins", "score"),
 }
 PATTERNS = {
     ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),
@@ -168,11 +168,13 @@ def config_files(env_name: str) -> list[Path]:
 
 
 def built_env_layer(env_name: str) -> list[tuple[str, dict[str, Any]]]:
-    """A user-built `ocean/<name>`'s .ini as mapped by `puffer build-native` (ocean/contracts/ini.py)."""
-    from pufferlib.ocean.contracts import built
+    """A built env's .ini (`ocean/<name>` by `puffer build-native`, `pufferlib3/<name>` by the catalog), as
+    mapped onto our sections when it was built (ocean/contracts/ini.py)."""
+    from pufferlib.ocean.contracts import built, catalog
 
     family, _, name = env_name.partition("/")
-    found = built().get(name) if family == "ocean" else None
+    roots = {"ocean": None, catalog.FAMILY: catalog.catalog_home()}
+    found = built(roots[family]).get(name) if family in roots else None
     if found is None or not found.config:
         return []
     return [(f"{name}.ini (mapped by puffer build-native from {found.source})", copy.deepcopy(found.config))]

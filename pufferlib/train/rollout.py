@@ -61,6 +61,16 @@ def action_spec(space: gymnasium.Space) -> tuple[tuple[int, ...], torch.dtype]:
     return tuple(space.shape), torch.float32
 
 
+# train.solve_metric -> the episode info it averages (win_rate is judged by train/versus.py instead)
+METRICS = {"return": "episode_return", "wins": "win", "score": "score"}
+
+
+def is_episode_info(info: dict) -> bool:
+    """An info that reports finished episodes: an episode_return, or a native log's count `n` (PufferLib's
+    C envs log means over n episodes, some without a return)."""
+    return "episode_return" in info or "n" in info
+
+
 @dataclass
 class Experience:
     """Preallocated rollout tensors, (rows, steps) each, plus what bootstraps the last column."""
@@ -123,7 +133,8 @@ class Runner:
     episodes: int = 0
     judge: Callable[[int], float] | None = None  # steps -> score; None: the window's mean of `metric`
     # The episode statistic `score` averages: the return, or (train.solve_metric "wins") the env's `win`
-    # info, 1.0 for an episode the agent won against the env's own opponent (microrts' bots)
+    # info, 1.0 for an episode the agent won against the env's own opponent (microrts' bots), or ("score")
+    # the env's own `score` (what PufferLib's C envs log; some log no return at all)
     metric: str = "episode_return"
     deferred: list[dict] | None = None  # distributed: episodes held for the sync (distributed.py)
 
@@ -146,7 +157,7 @@ class Runner:
             episode_stats={},
             window=tc["solve_window"],
             sync=int(vecenv.agents_per_batch) == rows,
-            metric="win" if tc["solve_metric"] == "wins" else "episode_return",
+            metric=METRICS.get(tc["solve_metric"], "episode_return"),
         )
 
     @property
@@ -160,16 +171,18 @@ class Runner:
     def record(self, infos: list[dict]) -> None:
         """Episode statistics (return, length, the env's numeric infos) from recv's infos."""
         if self.deferred is not None:  # every rank records every rank's episodes, at the sync
-            self.deferred.extend(info for info in infos if "episode_return" in info)
+            self.deferred.extend(info for info in infos if is_episode_info(info))
             return
         for info in infos:
-            if "episode_return" not in info:
+            if not is_episode_info(info):
                 continue
             if self.metric not in info:
                 reported = ", ".join(k for k in info if k != "n")
+                wanted = next(k for k, v in METRICS.items() if v == self.metric)
                 raise ConfigError(
-                    f"train.solve_metric wins needs an env that reports a `win` info per episode; this one "
-                    f"reports {reported}. Use train.solve_metric return (or win_rate for a self-play game)"
+                    f"train.solve_metric {wanted} needs an env that reports a `{self.metric}` info per "
+                    f"episode; this one reports {reported}. Use train.solve_metric return (or win_rate for a "
+                    "self-play game)"
                 )
             n = episodes_in(info)  # a native env's info holds the means of n episodes: it counts n times
             self.episodes += n

@@ -204,6 +204,8 @@ def build(folder: Path, root: Path | None = None, shipped: set[str] = frozenset(
             setattr(manifest, key, facts[key])
         if source_ini:
             manifest.config, manifest.unmapped = ini.mapped(source_ini, manifest.agents_per_env)
+        if "score" in facts["log_keys"] and "episode_return" not in facts["log_keys"]:
+            manifest.config.setdefault("train", {})["solve_metric"] = "score"  # PufferLib's headline metric
         manifest.write(out)
         final = root / name
         old = Path(tmp) / "old"

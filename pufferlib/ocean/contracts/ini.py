@@ -4,7 +4,8 @@ training config, key by key where the keys mean the same; every other key is lis
 Mapped (theirs -> ours):
 - `[env] num_envs` (instances in one env object) -> `vec.num_envs` (instances in our one native PufferEnv);
   every other `[env]` key -> `env.<key>` (the game's kwargs).
-- `[train]` keys of the same name and meaning (TRAIN_SAME); `batch_size` and `minibatch_size` -> `num_steps`
+- `[train]` keys of the same name and meaning (TRAIN_SAME; `learning_rate` only with `optimizer = adam`: a
+  Muon rate, PufferLib 3.0's default, is not an Adam rate); `batch_size` and `minibatch_size` -> `num_steps`
   (batch / agent rows; `auto` = `bptt_horizon` steps) and `num_minibatches` (batch / minibatch).
 - `[base] rnn_name` -> `rnn.enabled` (None -> false); `[policy] hidden_size` -> `policy.hidden_size`.
 The section is always run natively here (`vec.backend = "native"`): one process steps every instance.
@@ -12,6 +13,7 @@ The section is always run natively here (`vec.backend = "native"`): one process 
 
 from __future__ import annotations
 
+import ast
 import configparser
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,19 +42,17 @@ class Mapped(NamedTuple):
 
 
 def value(text: str) -> Any:
-    """An .ini value as Python: ints (with _), floats, True/False, None, else the text."""
+    """An .ini value as Python: numbers, lists, True/False, None (any case), else the text."""
     text = text.strip()
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
     if lowered == "none":
         return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    try:
+        return ast.literal_eval(text)  # numbers (1_000, +0.5, 2e-3) and lists ([8]), as PufferLib reads them
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
 
 
 def read(path: Path) -> dict[str, dict[str, Any]]:
@@ -77,8 +77,11 @@ def mapped(path: Path, agents_per_env: int = 1) -> Mapped:
         else:
             config["env"][key] = val
     train = ini.get("train", {})
+    adam = str(train.get("optimizer", "muon")).lower() == "adam"  # PufferLib 3.0 defaults to Muon
     for key, val in train.items():
-        if key in TRAIN_SAME:
+        if key == "learning_rate" and not adam:
+            skip("train", key, val, "tuned for PufferLib's Muon optimizer; ours is Adam")
+        elif key in TRAIN_SAME:
             config["train"][key] = val
         elif key not in ("batch_size", "minibatch_size"):
             skip("train", key, val, "no such setting here")

@@ -63,6 +63,7 @@ def probe(folder: Path) -> dict:
     big = first[0]
     act_space.seed(0)
     env.reset(seed=0)
+    log_keys: set[str] = set()
     for step in range(65):
         for name, full in big.items():
             tail = full[agents:].view(np.uint8)
@@ -74,7 +75,8 @@ def probe(folder: Path) -> dict:
                     f" its Python side declares {declared} per agent row, and the C writes more"
                 )
         if step < 64:
-            env.step(np.stack([act_space.sample() for _ in range(agents)]))
+            infos = env.step(np.stack([act_space.sample() for _ in range(agents)]))[4]
+            log_keys.update(k for info in infos if isinstance(info, dict) for k in info)
     env.close()
     return {
         "obs_shape": list(obs_space.shape),
@@ -82,6 +84,7 @@ def probe(folder: Path) -> dict:
         "act_sizes": act_sizes(act_space),
         "agents_per_env": agents // 2,
         "description": description(folder, m.name),
+        "log_keys": sorted(log_keys),
     }
 
 

@@ -1,0 +1,163 @@
+"""PufferLib 3.0's Ocean catalog, built here from its sdist as published: `pufferlib3/<name>`.
+
+    python -m pufferlib.ocean.contracts.catalog fetch [--dest DIR]       the pinned sdist (sha256-checked)
+    python -m pufferlib.ocean.contracts.catalog build [--sdist FILE] [--out DIR]
+
+The sdist is a dependency used as published (pinned below by version and sha256; nothing of it is
+committed). `build` unpacks its Ocean folders, configs and bundled raylib, builds every C env (a folder of
+`pufferlib/ocean/` with a binding.c that its environment.py's MAKE_FUNCTIONS names) through the same flow as
+`puffer build-native PATH` (build.py: our 3.0 header, the probe), and writes `catalog.json`: each env
+available, or unavailable with its finding (the rung it failed and the first line of what it said).
+`pufferlib.environments.ocean_native` registers the available ones as `pufferlib3/<name>` and catalogues the
+rest with their findings (`puffer envs --all`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+import tarfile
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from pufferlib.ocean.contracts import home
+
+VERSION = "3.0.0"
+SDIST = f"pufferlib-{VERSION}.tar.gz"
+SHA256 = "7df3a3e3f5f894d78d2a1f5374097890aec01473183e748abefe4f3faa10eaa9"
+INDEX = "https://pypi.org/simple/pufferlib/"  # PyPI's JSON simple API (PEP 691) names the file's URL
+FAMILY = "pufferlib3"
+CATALOG = "catalog.json"
+RAYLIB = "raylib-5.5_linux_amd64"
+
+
+def catalog_home() -> Path:
+    """Where the catalog is built: $PUFFER_PL3_HOME, else pufferlib3/ beside home()."""
+    return Path(os.environ.get("PUFFER_PL3_HOME") or home().parent / FAMILY)
+
+
+def sdist_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "puffertank" / "sdists"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch(dest: Path | None = None) -> Path:
+    """The pinned sdist in `dest` (default the cache), downloaded from PyPI if absent; sha256-checked."""
+    dest = sdist_cache() if dest is None else dest
+    path = dest / SDIST
+    if path.is_file() and _sha256(path) == SHA256:
+        return path
+    dest.mkdir(parents=True, exist_ok=True)
+    request = urllib.request.Request(INDEX, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
+    url = next(f["url"] for f in files if f["filename"] == SDIST)
+    tmp = path.with_suffix(".part")
+    with urllib.request.urlopen(url, timeout=300) as response, open(tmp, "wb") as out:
+        while chunk := response.read(1 << 20):
+            out.write(chunk)
+    got = _sha256(tmp)
+    if got != SHA256:
+        tmp.unlink()
+        raise SystemExit(f"{SDIST}: sha256 {got} is not the pinned {SHA256}: not used")
+    tmp.replace(path)
+    return path
+
+
+def unpack(sdist: Path, dest: Path) -> Path:
+    """Extract what the catalog needs (Ocean folders, their configs, raylib); the unpacked root."""
+    if _sha256(sdist) != SHA256:
+        raise SystemExit(f"{sdist}: not the pinned {SDIST} (sha256 {SHA256}); fetch it with `catalog fetch`")
+    root = f"pufferlib-{VERSION}/"
+    wanted = (f"{root}pufferlib/ocean/", f"{root}pufferlib/config/", f"{root}{RAYLIB}/", f"{root}resources/")
+    with tarfile.open(sdist) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(wanted) and (m.isfile() or m.isdir())]
+        tar.extractall(dest, members=members, filter="data")
+    return dest / root
+
+
+def env_names(src: Path) -> list[str]:
+    """The sdist's C envs: MAKE_FUNCTIONS names (environment.py) whose folder has a binding.c."""
+    text = (src / "pufferlib" / "ocean" / "environment.py").read_text()
+    table = text[text.index("MAKE_FUNCTIONS") :]
+    named = re.findall(r"'(\w+)'\s*:\s*'\w+'", table[: table.index("}")])
+    return [n for n in named if (src / "pufferlib" / "ocean" / n / "binding.c").is_file()]
+
+
+def build_all(sdist: Path, out: Path, only: list[str] | None = None) -> dict[str, dict]:
+    """Build every catalog env (or `only` those) into `out`; the catalog.json entries."""
+    from pufferlib.ocean.contracts import build
+
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict] = read(out) if only else {}  # a partial rebuild keeps the others' entries
+    with tempfile.TemporaryDirectory() as tmp:
+        src = unpack(sdist, Path(tmp))
+        raylib = out / RAYLIB
+        if not raylib.is_dir():
+            (src / RAYLIB).rename(raylib)
+        os.environ["PUFFER_RAYLIB"] = str(raylib)
+        for name in only or env_names(src):
+            folder = src / "pufferlib" / "ocean" / name
+            try:
+                m = build.build(folder, root=out)
+            except build.BuildError as e:
+                text = str(e)
+                rung = "probe" if "failed its probe" in text else "build"
+                first = text.split(":", 1)[-1].strip().splitlines()
+                results[name] = {"available": False, "rung": rung, "finding": _first_error(first)}
+            else:
+                results[name] = {"available": True, "agents_per_env": m.agents_per_env}
+            entry = results[name]
+            print(f"{name}: {'available' if entry['available'] else entry['finding']}", flush=True)
+    (out / CATALOG).write_text(json.dumps({"version": VERSION, "sha256": SHA256, "envs": results}, indent=1))
+    return results
+
+
+def _first_error(lines: list[str]) -> str:
+    """The compiler's first error line (else the first line), trimmed of the build folder's path."""
+    errors = [line for line in lines if "error:" in line] or lines or ["(no output)"]
+    return re.sub(r"\S*/\.build-[^/]+/(stage/)?", "", errors[0]).strip()[:300]
+
+
+def read(out: Path | None = None) -> dict[str, dict]:
+    """The catalog built under `out` (default catalog_home()): name -> entry; {} when none was built."""
+    path = (catalog_home() if out is None else out) / CATALOG
+    try:
+        return json.loads(path.read_text())["envs"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pufferlib.ocean.contracts.catalog", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fetch", help="download the pinned sdist (sha256-checked) into the cache")
+    f.add_argument("--dest", type=Path)
+    b = sub.add_parser("build", help="build the catalog from the sdist")
+    b.add_argument("--sdist", type=Path, help="the pinned sdist (default: the cache's, fetched if absent)")
+    b.add_argument("--out", type=Path, help="default: catalog_home()")
+    b.add_argument("names", nargs="*", help="only these envs")
+    args = parser.parse_args(argv)
+    if args.command == "fetch":
+        print(fetch(args.dest))
+        return 0
+    results = build_all(args.sdist or fetch(), args.out or catalog_home(), args.names or None)
+    ok = sum(r["available"] for r in results.values())
+    print(f"{ok} of {len(results)} PufferLib {VERSION} Ocean envs built as {FAMILY}/<name>", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
