@@ -38,7 +38,11 @@ def _masked(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 
 
 def sample_logits(logits, action: torch.Tensor | None = None, mask: torch.Tensor | None = None):
-    """(action, log_prob, entropy) for one batch of logits; `action` given = evaluate it instead."""
+    """(action, log_prob, entropy) for one batch of logits; `action` given = evaluate it instead.
+    Always in float32: logits from a forward pass under bfloat16 autocast (train.precision bf16) are
+    taken back to float32 first, since PPO's ratio exp(new - old log-prob) needs more than bfloat16's
+    8-bit mantissa."""
+    logits = as_fp32(logits)
     if isinstance(logits, Normal):
         if action is None:
             action = logits.sample()
@@ -48,6 +52,21 @@ def sample_logits(logits, action: torch.Tensor | None = None, mask: torch.Tensor
     if isinstance(logits, torch.Tensor):
         return _categorical(_masked(logits, mask), action)
     return _branches(list(logits), action, mask)
+
+
+def as_fp32(logits):
+    """A policy head's output (a tensor, a list of tensors, a torch Normal) in float32, where autocast
+    made it bfloat16 or float16; float32 is returned as it is."""
+    low = (torch.bfloat16, torch.float16)
+    if isinstance(logits, torch.Tensor):
+        return logits.float() if logits.dtype in low else logits
+    if isinstance(logits, Normal):
+        if logits.loc.dtype not in low and logits.scale.dtype not in low:
+            return logits
+        return Normal(logits.loc.float(), logits.scale.float(), validate_args=False)
+    if isinstance(logits, list | tuple) and any(x.dtype in low for x in logits):
+        return [as_fp32(x) for x in logits]
+    return logits
 
 
 @functools.cache

@@ -26,7 +26,8 @@ from torch import nn
 from torch.distributions import Normal
 
 import pufferlib
-from pufferlib.frameworks.cleanrl import RecurrentPolicy, sample_logits
+from pufferlib.frameworks.cleanrl import RecurrentPolicy, as_fp32, sample_logits
+from pufferlib.train import precision as precisions
 from pufferlib.train.staging import Staging
 
 
@@ -55,12 +56,16 @@ class Actor:
     """Acts for every agent row of one vector env; keeps per row its LSTM state and episode flags.
 
     `agent` is a cleanrl Policy or RecurrentPolicy (or its torch.compile'd twin); `greedy` takes
-    the most likely action instead of sampling.
+    the most likely action instead of sampling; `precision` is train.precision (bf16: the forward
+    pass under bfloat16 autocast, precision.py).
     """
 
-    def __init__(self, vecenv, agent: nn.Module, device: str, greedy: bool = False) -> None:
+    def __init__(
+        self, vecenv, agent: nn.Module, device: str, greedy: bool = False, precision: str = "fp32"
+    ) -> None:
         rows = int(vecenv.num_agents)
         self.device = device
+        self.precision = precision
         self.staging = Staging(device)  # CUDA: pinned host buffers, non-blocking copies
         self.greedy = greedy
         self.module = agent.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
@@ -90,13 +95,15 @@ class Actor:
         obs_t = self.staging.tensor(np.asarray(obs))
         starts = self.staging.tensor(starts_np, torch.float32)
         state = None
-        if self.state is None:
-            logits, value = self.module(obs_t)
-        else:
-            ids_t = torch.from_numpy(ids).to(device)
-            state = (self.state[0][ids_t], self.state[1][ids_t])
-            (logits, value), (h, c) = self.module(obs_t, state, starts)
-            self.state[0][ids_t], self.state[1][ids_t] = h, c
+        with precisions.autocast(device, self.precision):
+            if self.state is None:
+                logits, value = self.module(obs_t)
+            else:
+                ids_t = torch.from_numpy(ids).to(device)
+                state = (self.state[0][ids_t], self.state[1][ids_t])
+                (logits, value), (h, c) = self.module(obs_t, state, starts)
+                self.state[0][ids_t], self.state[1][ids_t] = h.float(), c.float()  # bf16: kept as float32
+        logits = as_fp32(logits)  # sampling and log-probs in float32 (bf16: precision.py)
         mask = self.action_mask(obs_t)
         if self.greedy:
             action, logprob = greedy(logits, mask), None
@@ -104,7 +111,7 @@ class Actor:
             action, logprob, _ = sample_logits(logits, None, mask)
         self.last_done[ids] = done
         self.last_mask[ids] = masks
-        return Step(obs_t, action, logprob, value.reshape(-1), starts, done, valid, state)
+        return Step(obs_t, action, logprob, value.reshape(-1).float(), starts, done, valid, state)
 
 
 def greedy(logits, mask: torch.Tensor | None) -> torch.Tensor:

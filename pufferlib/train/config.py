@@ -34,6 +34,7 @@ OPEN_SECTIONS = ("policy", "env")
 CHOICES = {
     ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
     ("train", "solve_metric"): ("return", "win_rate", "wins", "score"),
+    ("train", "precision"): ("fp32", "bf16"),  # precision.py
 }
 PATTERNS = {
     ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),
@@ -128,13 +129,16 @@ _RANGES = {key: Range.parse(text) for key, text in RANGES.items()}
 
 
 def check_value(section: str, key: str, value: Any, source: str) -> None:
-    """ConfigError unless `value` is valid for section.key: within its range (RANGES), of its form
-    (PATTERNS), and text that config.toml (UTF-8) can hold."""
+    """ConfigError unless `value` is valid for section.key: within its range (RANGES), one of its
+    choices (CHOICES), of its form (PATTERNS), and text that config.toml (UTF-8) can hold."""
     name = f"{section}.{key}"
     valid = _RANGES.get(name)
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if valid is not None and number and value not in valid:
         raise ConfigError(f"{source}: {name} must be {valid.describe()}, got {value!r}")
+    choices = CHOICES.get((section, key))
+    if choices is not None and value not in choices:
+        raise ConfigError(f"{source}: {name} must be one of {', '.join(choices)}, got {value!r}")
     pattern = PATTERNS.get((section, key))
     if pattern is not None and isinstance(value, str) and not re.fullmatch(pattern[0], value):
         raise ConfigError(f"{source}: {name} must be one of {pattern[1]}, got {value!r}")
@@ -274,10 +278,7 @@ def set_value(cfg: Config, section: str, key: str, value: Any, source: str) -> N
         valid = ", ".join(cfg[section])
         raise ConfigError(f"{source}: unknown key {section}.{key}.{hint} Valid keys in [{section}]: {valid}")
     new = convert(value, cfg[section][key], f"{section}.{key}", source)
-    choices = CHOICES.get((section, key))
-    if choices and str(new).lower() not in choices:
-        raise ConfigError(f"{source}: {section}.{key} must be one of {', '.join(choices)}, got {new!r}")
-    new = new.lower() if choices else new
+    new = new.lower() if (section, key) in CHOICES else new
     check_value(section, key, new, source)
     cfg[section][key] = new
 

@@ -3,7 +3,8 @@ DistributedDataParallel, rank 0 alone logging, printing and saving.
 
 torchrun (torch.distributed.run, torch's own launcher) starts the ranks and sets RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR and MASTER_PORT; `puffer train --nproc-per-node N ...` runs it for you
-(`launch`). Without those variables (or with WORLD_SIZE 1) every seam here is a no-op (`Solo`).
+(`launch`). Without those variables (or with WORLD_SIZE 1 outside torchrun) every seam here is a
+no-op (`Solo`); a torchrun job of one rank is a process group of one, in DDP (NCCL on a GPU).
 
 What the ranks share, and when:
 - Seeds: rank r trains with train.seed + r * vec.num_envs, so its envs' seeds (seed + i) are
@@ -64,8 +65,11 @@ class RankLost(DistributedError):
 
 
 def under_torchrun() -> bool:
-    """Started by torchrun (or by hand with env://'s variables) as one of several ranks."""
-    return int(os.environ.get("WORLD_SIZE") or 1) > 1
+    """Started by torchrun (it sets TORCHELASTIC_RUN_ID), whatever the number of ranks: a job of one
+    rank (`--nproc-per-node 1`) joins its process group and trains in DDP too, which is how one GPU
+    proves the NCCL path (tests/gpu/run.sh). Or started by hand with env://'s variables as one of
+    several ranks."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or int(os.environ.get("WORLD_SIZE") or 1) > 1
 
 
 def is_main() -> bool:

@@ -20,7 +20,17 @@ import torch
 from torch import nn
 
 import pufferlib.environments as envs
-from pufferlib.train import checkpoint, distributed, failure, normalize, resume, rundir, signals, versus
+from pufferlib.train import (
+    checkpoint,
+    distributed,
+    failure,
+    normalize,
+    precision,
+    resume,
+    rundir,
+    signals,
+    versus,
+)
 from pufferlib.train.config import Config, ConfigError
 from pufferlib.train.ppo import Runner, advantages, collect, update
 from pufferlib.train.setup import (
@@ -110,12 +120,14 @@ def learn(
 
 
 def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
-    """Seed torch and numpy, and pick the device (checked for torch.compile when it is on)."""
+    """Seed torch and numpy, and pick the device (checked for torch.compile when it is on, and for
+    train.precision)."""
     torch.manual_seed(tc["seed"])
     np.random.seed(tc["seed"])
     device = resolve_device(tc["device"], group.local_rank)  # under torchrun: cuda:LOCAL_RANK
     if tc["compile"]:
         check_compile(device)
+    precision.check(device, tc["precision"])
     return device
 
 

@@ -26,7 +26,7 @@ def ppo_loss(
         _, newlogprob, entropy, newvalue = agent.get_action_and_value(mb["obs"], mb["actions"])
     old_logprob, old_value = mb["logprobs"].reshape(-1), mb["values"].reshape(-1)
     adv, returns = mb["adv"].reshape(-1), mb["returns"].reshape(-1)
-    newvalue = newvalue.reshape(-1)
+    newvalue = newvalue.reshape(-1).float()  # under bf16 autocast the value head's output is bfloat16
     clip = tc["clip_coef"]
 
     logratio = newlogprob - old_logprob

@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from pufferlib.train import distributed
+from pufferlib.train import precision as precisions
 from pufferlib.train.gae import advantages
 from pufferlib.train.loss import ppo_loss
 from pufferlib.train.minibatch import minibatches, samples
@@ -69,15 +70,19 @@ def update(
     recurrent: bool,
 ) -> dict[str, float]:
     """train.update_epochs epochs of train.num_minibatches minibatches (stopped early past
-    train.target_kl); the mean of each loss term and the value function's explained variance."""
+    train.target_kl); the mean of each loss term and the value function's explained variance.
+    Each minibatch's forward pass and loss run under train.precision's autocast (precision.py); the
+    backward pass and the optimizer step outside it, on the float32 parameters."""
     data = samples(exp, adv, returns, recurrent, tc["bptt_horizon"])
     if len(data["values"]) == 0:
         return {}
     stats: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
     params = [p for p in agent.parameters() if p.requires_grad]
+    device = exp.values.device
     for _epoch in range(tc["update_epochs"]):
         for mb in minibatches(data, tc["num_minibatches"]):
-            loss, terms = ppo_loss(agent, mb, tc, recurrent)
+            with precisions.autocast(device, tc["precision"]):
+                loss, terms = ppo_loss(agent, mb, tc, recurrent)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             clip_grad_norm(params, tc["max_grad_norm"])

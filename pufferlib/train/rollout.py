@@ -143,7 +143,7 @@ class Runner:
         """Storage and per-row state for `vecenv`; `agent` is a cleanrl Policy or RecurrentPolicy."""
         tc = cfg["train"]
         rows = int(vecenv.num_agents)
-        actor = Actor(vecenv, agent, device)
+        actor = Actor(vecenv, agent, device, precision=tc["precision"])
         bptt = tc["bptt_horizon"] if actor.recurrent else 1
         exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, actor.hidden, bptt)
         return cls(

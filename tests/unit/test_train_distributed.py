@@ -93,6 +93,19 @@ def test_two_ranks_solve_and_the_checkpoint_loads_on_one_cpu_process(tmp_path, c
     assert result["episodes"] == 50 and result["solved"], result
 
 
+def test_one_rank_under_torchrun_is_a_process_group_of_one_in_ddp():
+    """`--nproc-per-node 1` joins a group of one and trains in DDP (on a GPU: NCCL; tests/gpu/run.sh's
+    ddp step), rather than running as if torchrun were not there."""
+    argv = ["train", "ocean/squared", "--json", "--nproc-per-node", "1", "--train.run-dir", ""]
+    done = subprocess.run(
+        [*PUFFER, *argv, "--train.device", "cpu"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    summary = summary_of(done.stdout)
+    assert summary["world_size"] == 1 and summary["backend"] == "gloo" and summary["solved"], summary
+    assert summary["replicas_identical"] is True and "rank 0 of 1" in done.stderr
+
+
 def test_lstm_and_target_kl_run_in_lockstep_and_end_identical(tmp_path):
     """ocean/memory (an LSTM through DDP's forward) with an early stop on approx KL that each rank
     would otherwise take on its own minibatches: a fixed step budget ends both ranks together."""
