@@ -121,8 +121,9 @@ def check_compile(device: str) -> None:
 
 def check_config(cfg: Config) -> None:
     """Every value in its range (config.check: a config built in Python bypasses config.load), the
-    relations between values that the per-key checks cannot see, and a rollout that fits in memory
-    (a lower bound: the env's spaces are not known before its vector env is built)."""
+    relations between values that the per-key checks cannot see, a rollout that fits in memory
+    (a lower bound: the env's spaces are not known before its vector env is built), and threads,
+    workers and envs within the machine's limits (check_machine)."""
     configuration.check(cfg)
     tc = cfg["train"]
     if cfg["rnn"]["enabled"] and tc["num_steps"] % tc["bptt_horizon"]:
@@ -133,11 +134,40 @@ def check_config(cfg: Config) -> None:
     try:
         device = default_device(tc["device"])
     except RuntimeError:  # cuda without a GPU: resolve_device says so
-        return
-    layout = memory.rollout_layout(
-        cfg["vec"]["num_envs"], tc["num_steps"], memory.SMALLEST_OBS, memory.SMALLEST_ACTION
-    )
-    memory.check(layout, device, at_least=True)
+        device = None
+    if device is not None:
+        layout = memory.rollout_layout(
+            cfg["vec"]["num_envs"], tc["num_steps"], memory.SMALLEST_OBS, memory.SMALLEST_ACTION
+        )
+        memory.check(layout, device, at_least=True)
+    check_machine(cfg)
+
+
+# The most of each key per CPU this process may use (affinity and cgroup quota: autotune.usable_cpus).
+# Threads and processes past a few per CPU only time-slice: 100,000 torch threads crashed the trainer
+# and starved the machine of processes. vec.num_envs counts envs the trainer builds one by one as
+# Python objects (the native backend's C instances are bounded by the rollout's memory check instead);
+# under ray the workers and envs may be on other machines, so only the threads are bounded there.
+PER_CPU = {"train.torch_threads": 4, "vec.num_threads": 4, "vec.num_workers": 4, "vec.num_envs": 1024}
+
+
+def check_machine(cfg: Config, cpus: int | None = None) -> None:
+    """ConfigError naming the first key of PER_CPU above its limit on this machine (`cpus`: the usable
+    CPUs, found when None), with the limit and how it was derived."""
+    from pufferlib.vector.autotune import usable_cpus
+
+    cpus = cpus or usable_cpus()
+    backend = cfg["vec"]["backend"]
+    for dotted, per_cpu in PER_CPU.items():
+        section, _, key = dotted.partition(".")
+        if key in ("num_workers", "num_envs") and backend in ("native", "pufferenv", "ray"):
+            continue
+        value, limit = cfg[section].get(key, 0), per_cpu * cpus
+        if value > limit:
+            raise ConfigError(
+                f"{dotted} is {value:,}, more than this machine's limit of {limit:,} ({per_cpu:,} per CPU, "
+                f"{cpus} CPU{'s' * (cpus > 1)} usable here): use at most {limit:,}"
+            )
 
 
 @contextlib.contextmanager

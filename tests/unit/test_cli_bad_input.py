@@ -55,6 +55,31 @@ def test_train_refuses_an_unknown_device(capsys):
     assert "train.device must be one of auto, cpu, cuda, cuda:N (a GPU index) or mps, got 'banana'" in err
 
 
+@pytest.mark.parametrize(
+    ("key", "extra"),
+    [
+        ("train.torch_threads", []),  # 100,000 crashed the trainer and starved the machine of processes
+        ("vec.num_threads", ["--vec.backend", "native"]),
+        ("vec.num_workers", ["--vec.backend", "multiprocessing", "--vec.overwork", "true"]),
+        ("vec.num_envs", ["--vec.backend", "serial"]),
+    ],
+)
+def test_train_refuses_more_threads_workers_or_envs_than_the_machine_can_take(key, extra, tmp_path, capsys):
+    from pufferlib.train.setup import PER_CPU
+    from pufferlib.vector.autotune import usable_cpus
+
+    limit = PER_CPU[key] * usable_cpus()
+    value = limit * 2 if key == "vec.num_workers" else limit + 1  # num_envs a multiple of num_workers
+    sizes = [] if key == "vec.num_envs" else ["--vec.num-envs", str(value)]
+    run_dir = tmp_path / "run"
+    argv = ["train", "ocean/squared", f"--{key}", str(value), *sizes, *extra, "--train.run-dir", str(run_dir)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: {key} is {value:,}, more than this machine's limit of {limit:,}" in err, err
+    assert f"use at most {limit:,}" in err and len(err.strip().splitlines()) == 1
+    assert not run_dir.exists()
+
+
 def test_train_with_wins_on_an_env_without_a_win_info_says_so_and_keeps_the_run(tmp_path):
     """solve_metric wins can only be checked once an episode ends: exit 2 then, naming the infos the env
     does report, with the first update saved (nothing trained is lost)."""
