@@ -125,7 +125,7 @@ def _build(
     """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
     optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
     tc = cfg["train"]
-    policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+    policy = make_policy(binding, vecenv.driver_env, cfg, device).to(device)
     agent = policy
     if tc["compile"]:
         agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`

@@ -71,7 +71,9 @@ def create(directory: Path, env_name: str, cfg: Config) -> Lock:
 
 def check(directory: Path) -> None:
     """RunDirError if `directory` holds a run, or a config.toml that no run wrote: nothing is
-    overwritten. Cheap, so train() asks before it builds anything; create() asks again, locked."""
+    overwritten; or if its name is longer than the file system takes. Cheap, so train() asks before
+    it builds anything; create() asks again, locked."""
+    check_name(directory)
     if (directory / METRICS).exists() or (directory / SUMMARY).exists() or _is_run(directory / CONFIG):
         raise RunDirError(
             f"run directory {directory} already holds a run; continue it with `puffer train --resume "
@@ -81,6 +83,29 @@ def check(directory: Path) -> None:
         raise RunDirError(
             f"{directory} holds a {CONFIG} that is not a run's; refusing to overwrite it: "
             "pass another --train.run-dir (or move the file)"
+        )
+
+
+def check_name(directory: Path) -> None:
+    """RunDirError naming a folder name or a path longer than the file system takes (NAME_MAX of the
+    nearest existing parent, PATH_MAX) for `directory` and the files a run writes in it."""
+    where = next((p for p in (directory, *directory.absolute().parents) if os.path.isdir(p)), Path("/"))
+    try:
+        name_max, path_max = os.pathconf(where, "PC_NAME_MAX"), os.pathconf(where, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    fix = "pass a shorter --train.run-dir"
+    for part in directory.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise RunDirError(
+                f"train.run_dir: the folder name {part[:32]!r}... is {len(os.fsencode(part))} bytes, more "
+                f"than the {name_max} the file system takes: {fix}"
+            )
+    length, room = len(os.fsencode(directory.absolute())), 128  # room: the longest file name a run writes
+    if length + room > path_max:
+        raise RunDirError(
+            f"train.run_dir is a path of {length:,} bytes, more than the {path_max - room:,} that leave room "
+            f"for the run's files: {fix}"
         )
 
 

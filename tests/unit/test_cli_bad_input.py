@@ -80,6 +80,68 @@ def test_train_refuses_more_threads_workers_or_envs_than_the_machine_can_take(ke
     assert not run_dir.exists()
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "hidden-size",
+            "-4",
+            "could not make the policy with [policy] hidden_size=-4: Trying to create tensor",
+        ),
+        ("hidden-size", "abc", "[policy]: policy.hidden_size expects an integer like 8 or 1e6, got 'abc'"),
+        ("hidden-size", "1e7", "the policy made with [policy] hidden_size=10000000 needs 363.8 TiB on cpu"),
+        ("hidden-size", "0", "[policy] hidden_size=0 has layers with no weights (policy.encoder.0.weight"),
+        ("hiden-size", "8", "unknown key policy.hiden_size. Did you mean policy.hidden_size? Default takes"),
+    ],
+)
+def test_train_refuses_bad_policy_values_naming_the_key(key, value, message, tmp_path, capsys):
+    """As --env.* does: exit 2 and one line naming the key, not torch's error at exit 1; hidden-size 0
+    (a policy with no weights in its layers) is refused, not trained; nothing is allocated for 1e7."""
+    run_dir = tmp_path / "run"
+    argv = ["train", "ocean/squared", f"--policy.{key}", value, "--train.run-dir", str(run_dir)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("run_dir", "message"),
+    [
+        (
+            "a" * 300,
+            "train.run_dir: the folder name 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'... is 300 bytes, more ",
+        ),
+        ("/".join(["b" * 200] * 21), "train.run_dir is a path of "),
+    ],
+)
+def test_train_refuses_a_run_dir_name_too_long_for_the_file_system(run_dir, message, tmp_path, capsys):
+    assert main(["train", "ocean/squared", "--train.run-dir", str(tmp_path / run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "pass a shorter --train.run-dir" in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Payload:
+    """Pickles as a call of print: what a malicious checkpoint would make a call of os.system."""
+
+    def __reduce__(self):
+        return (print, ("this ran while loading",))
+
+
+def test_eval_refuses_a_pickle_payload_in_one_line_saying_it_was_not_loaded(tmp_path, capsys):
+    import torch
+
+    path = tmp_path / "model_000001.pt"
+    torch.save({"env": "ocean/squared", "config": {}, "state_dict": {}, "payload": _Payload()}, path)
+    assert main(["eval", "ocean/squared", "--checkpoint", str(path)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert f"{path} was not loaded: it holds pickled Python objects (print)" in err, err
+    assert len(err.strip().splitlines()) == 1 and "weights_only" not in err
+    assert "this ran" not in captured.out
+
+
 def test_train_with_wins_on_an_env_without_a_win_info_says_so_and_keeps_the_run(tmp_path):
     """solve_metric wins can only be checked once an episode ends: exit 2 then, naming the infos the env
     does report, with the first update saved (nothing trained is lost)."""
