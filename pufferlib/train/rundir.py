@@ -26,6 +26,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,10 @@ def check_name(directory: Path) -> None:
 
 def _is_run(config: Path) -> bool:
     try:
-        return config.is_file() and config.read_text(errors="replace").lstrip().startswith("env_name")
+        if not config.is_file():
+            return False
+        with open(config, "rb") as f:  # its first bytes: a config.toml may be anything
+            return f.read(4096).lstrip().startswith(b"env_name")
     except OSError:
         return False
 
@@ -159,16 +163,40 @@ def truncate_metrics(directory: Path, update: int) -> None:
     if not metrics.is_file():
         return
     kept = []
-    for line in metrics.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("update"), int) and record["update"] <= update:
-            kept.append(line)
+    try:
+        for _, line, _ in metrics_lines(metrics):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if (
+                isinstance(record, dict)
+                and isinstance(record.get("update"), int)
+                and record["update"] <= update
+            ):
+                kept.append(line)
+    except ValueError as e:
+        raise RunDirError(f"{e}: move it away to resume without its metrics") from None
     tmp = metrics.with_suffix(".tmp")
     tmp.write_text("".join(line + "\n" for line in kept))
     tmp.replace(metrics)
+
+
+MAX_LINE = 1 << 20  # the longest metrics.jsonl line read (one is about 1 KiB)
+
+
+def metrics_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """metrics.jsonl streamed: (line number, text, whether a newline ended it), never holding more
+    than one line; ValueError for a line longer than MAX_LINE (not a metrics file: /dev/zero)."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+            if len(raw) > MAX_LINE:
+                raise ValueError(
+                    f"{path} line {n} is longer than {MAX_LINE // 1024:,} KiB: not a metrics.jsonl of "
+                    "`puffer train` (a device or a data file?)"
+                )
+            ended = raw.endswith(b"\n")
+            yield n, raw.decode("utf-8", errors="replace").rstrip("\r\n"), ended
 
 
 def wandb_id(directory: Path) -> str:

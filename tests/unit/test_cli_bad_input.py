@@ -159,6 +159,12 @@ def test_train_refuses_a_config_file_that_is_not_utf8(tmp_path, capsys):
     assert f"config file {path} is not UTF-8 text" in capsys.readouterr().err
 
 
+def test_train_reads_a_config_file_no_further_than_a_config_can_be_long(capsys):
+    assert main(["train", "ocean/squared", "--config", "/dev/zero"]) == 2  # was read until OOM-killed
+    err = capsys.readouterr().err
+    assert "config file /dev/zero: it is larger than 1,024 KiB, more than any config" in err, err
+
+
 def test_sweep_without_its_extra_names_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: `import ray` fails
     out = tmp_path / "sweep"
