@@ -141,6 +141,12 @@ def load(path: str | Path, device: str = "cpu") -> dict[str, Any]:
     if not isinstance(payload, dict) or not {"env", "config", "state_dict"} <= set(payload):
         raise CheckpointError(f"{path} is not a PufferLib checkpoint (expected env, config and state_dict)")
     _check_types(path, payload)
+    for key, tensor in payload["state_dict"].items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"{path} holds weights that are not finite numbers (NaN or infinite, first in {key!r}): a "
+                "policy that diverged; use an earlier checkpoint of the run"
+            )
     return payload
 
 

@@ -122,6 +122,51 @@ def test_train_refuses_a_run_dir_name_too_long_for_the_file_system(run_dir, mess
     assert list(tmp_path.iterdir()) == []
 
 
+def test_train_refuses_minibatches_of_one_sample(tmp_path, capsys):
+    """100,000 minibatches of ocean/squared's 1,024 samples were minibatches of 1, whose normalised
+    advantages are all 0: refused once the envs say how many rows there are, before any run dir."""
+    run_dir = tmp_path / "run"
+    assert (
+        main(["train", "ocean/squared", "--train.num-minibatches", "100000", "--train.run-dir", str(run_dir)])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert (
+        "train.num_minibatches 100,000 splits the 1,024 samples of an update (32 agent rows x 32 steps)"
+        in err
+    )
+    assert "into minibatches of 0: use at most 512" in err and len(err.strip().splitlines()) == 1
+    assert not run_dir.exists()
+    assert (
+        main(["train", "ocean/squared", "--train.num-minibatches", "1024", "--train.run-dir", str(run_dir)])
+        == 2
+    )
+    assert "into minibatches of 1: use at most 512" in capsys.readouterr().err
+
+
+def test_eval_refuses_a_checkpoint_whose_weights_are_not_finite(tmp_path, capsys):
+    import torch
+
+    import pufferlib.environments as envs
+    from pufferlib.train import checkpoint, config
+    from pufferlib.train.setup import make_policy
+
+    cfg = config.load("ocean/squared")
+    env = envs.get("ocean/squared").make_env()
+    policy = make_policy(envs.get("ocean/squared"), env, cfg)
+    env.close()
+    path = checkpoint.save(tmp_path, "ocean/squared", cfg, policy, steps=1, update=1, mean_return=None)
+    assert main(["eval", "ocean/squared", "--checkpoint", str(path), "--episodes", "1"]) == 0  # as saved
+    capsys.readouterr()
+    with torch.no_grad():
+        next(policy.parameters())[0, 0] = float("nan")  # what a diverged run would hold
+    path = checkpoint.save(tmp_path, "ocean/squared", cfg, policy, steps=1, update=2, mean_return=None)
+    assert main(["eval", "ocean/squared", "--checkpoint", str(path), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} holds weights that are not finite numbers (NaN or infinite, first in 'policy." in err, err
+    assert "use an earlier checkpoint" in err and len(err.strip().splitlines()) == 1
+
+
 class _Payload:
     """Pickles as a call of print: what a malicious checkpoint would make a call of os.system."""
 
