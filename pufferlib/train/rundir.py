@@ -156,6 +156,21 @@ class Lock:
         self.fd = None
 
 
+STALE = ("model_*.tmp", "metrics.tmp", "summary.tmp")  # what a save cut short by a kill leaves
+
+
+def remove_stale(directory: Path) -> list[Path]:
+    """Remove the half-written files (STALE) a killed run left; call it holding the lock, so that no
+    run is writing them. Returns what was removed."""
+    gone = []
+    for pattern in STALE:
+        for path in directory.glob(pattern):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                gone.append(path)
+    return gone
+
+
 def truncate_metrics(directory: Path, update: int) -> None:
     """Keep the metrics.jsonl lines up to update `update` (a resume continues from there); the lines
     a run logged after its last checkpoint, and a torn last line, are dropped."""
