@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pufferlib.train.config import flatten
+from pufferlib.train.config import flatten, read_small
+from pufferlib.train.rundir import metrics_lines
 
 FORMATS = (".png", ".svg")
 IGNORED_KEYS = {
@@ -53,15 +54,13 @@ def load_run(path: Path, warnings: list[str] | None = None) -> Run:
     line (what a killed run leaves: not JSON, and no newline after it) is skipped with a note in
     `warnings`; anything else unreadable is a PlotError naming the file."""
     points = []
-    raw = _read(path / "metrics.jsonl")
-    lines = raw.splitlines()
-    for n, text in enumerate(lines, 1):
+    for n, text, ended in _lines(path / "metrics.jsonl"):
         if not text.strip():
             continue
         try:
             line = json.loads(text)
         except ValueError:
-            if n == len(lines) and not raw.endswith("\n") and warnings is not None:  # torn: no newline yet
+            if not ended and warnings is not None:  # torn: the last line, no newline yet
                 warnings.append(f"{path}/metrics.jsonl: skipped the torn last line {n} ({text[:40]!r}...)")
                 continue
             raise PlotError(f"{path}/metrics.jsonl line {n} is not JSON: {text[:80]!r}") from None
@@ -110,9 +109,18 @@ def load_run(path: Path, warnings: list[str] | None = None) -> Run:
 
 
 def _read(path: Path) -> str:
+    """A run's config.toml or summary.json, read no further than a config can be long."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        return read_small(path).decode("utf-8")
+    except (OSError, ValueError) as e:
+        raise PlotError(f"cannot read {path}: {e}") from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """metrics.jsonl streamed (rundir.metrics_lines), its errors as PlotError."""
+    try:
+        yield from metrics_lines(path)
+    except (OSError, ValueError) as e:
         raise PlotError(f"cannot read {path}: {e}") from None
 
 

@@ -81,7 +81,7 @@ def train(
         cfg = configuration.copy_config(cfg)
         cfg["train"]["run_dir"] = str(directory)  # checkpoints go here
     board, display = _display(main, quiet, dashboard, progress_seconds)
-    opened = _Opened(directory, env_name, template, cfg)
+    opened = _Opened(directory, env_name, template, cfg, resuming=resume is not None)
     hooks = [hook for hook in (display, on_update) if hook is not None]
     hold = signals.Hold()
     summary: dict[str, Any] | None = None
@@ -179,21 +179,31 @@ class _Opened:
     """What train() opens once the envs and the policy are built (loop.learn's `prepare`): the run
     directory (its lock) and the tracking; close() closes both after the run."""
 
-    def __init__(self, directory: Path | None, env_name: str, template: dict[str, Any], cfg: dict[str, Any]):
+    def __init__(
+        self,
+        directory: Path | None,
+        env_name: str,
+        template: dict[str, Any],
+        cfg: dict[str, Any],
+        resuming: bool = False,
+    ):
         self.directory, self.env_name, self.template, self.cfg = directory, env_name, template, cfg
+        self.resuming = resuming  # a run directory continued: with a checkpoint, or from the start
         self.lock: Any = None
         self.tracker: Any = None
 
     def prepare(self, resumed: dict[str, Any] | None) -> list:
-        """Once the envs and the policy are built: take the run directory, open the tracking."""
+        """Once the envs and the policy are built: take the run directory, open the tracking. A run
+        resumed without a checkpoint (it saved none) starts again at update 0 in its directory."""
         from pufferlib.train import rundir, tracking
 
-        if self.directory is not None and resumed is None:
+        if self.directory is not None and not self.resuming:
             self.lock = rundir.create(self.directory, self.env_name, self.template)
         elif self.directory is not None:
             self.lock = rundir.Lock(self.directory)
-            rundir.truncate_metrics(self.directory, int(resumed["update"]))
-        step = None if resumed is None else int(resumed["steps"])
+            rundir.remove_stale(self.directory)
+            rundir.truncate_metrics(self.directory, 0 if resumed is None else int(resumed["update"]))
+        step = (0 if self.resuming else None) if resumed is None else int(resumed["steps"])
         self.tracker = tracking.open_tracking(self.directory, self.env_name, self.cfg, step)
         return [self.tracker]
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import pickle
 import re
 import shutil
 import time
@@ -126,11 +127,26 @@ def load(path: str | Path, device: str = "cpu") -> dict[str, Any]:
         )
     try:
         payload = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as e:  # torch's text suggests weights_only=False: never here
+        found = re.search(r"GLOBAL ([\w.]+)", str(e))  # the callable or class it would have loaded
+        what = f" ({found.group(1)})" if found else ""
+        raise CheckpointError(
+            f"{path} was not loaded: it holds pickled Python objects{what}, which a PufferLib checkpoint "
+            "never does (only tensors and plain values) and which could run code when unpickled"
+        ) from e
     except Exception as e:
-        raise CheckpointError(f"{path} is not a readable PufferLib checkpoint: {e}") from e
+        lines = str(e).strip().splitlines()
+        why = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+        raise CheckpointError(f"{path} is not a readable PufferLib checkpoint ({why})") from e
     if not isinstance(payload, dict) or not {"env", "config", "state_dict"} <= set(payload):
         raise CheckpointError(f"{path} is not a PufferLib checkpoint (expected env, config and state_dict)")
     _check_types(path, payload)
+    for key, tensor in payload["state_dict"].items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"{path} holds weights that are not finite numbers (NaN or infinite, first in {key!r}): a "
+                "policy that diverged; use an earlier checkpoint of the run"
+            )
     return payload
 
 

@@ -75,6 +75,7 @@ RANGES = {
     "normalize.epsilon": "> 0",
 }
 TRUE, FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+MAX_BYTES = 1 << 20  # the most read of a config file (a run's config.toml is about 3 KiB)
 ENV_KEY = "env_name"  # top-level key of a config file: the env it was written for (not a setting)
 
 Config = dict[str, dict[str, Any]]
@@ -332,11 +333,23 @@ def _literal(value: Any) -> Any:
         return value
 
 
+def read_small(path: str | Path, limit: int = MAX_BYTES) -> bytes:
+    """The file's bytes, read no further than `limit`: ValueError past it (`--config /dev/zero`
+    would otherwise be read until memory runs out)."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(
+            f"it is larger than {limit // 1024:,} KiB, more than any config (a device or a data file?): "
+            "pass a TOML config file"
+        )
+    return data
+
+
 def read_file(path: str | Path) -> dict[str, Any]:
     """A config file's TOML, or ConfigError naming the file and what is wrong with it."""
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(read_small(path).decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {str(path)!r} does not exist") from None
     except UnicodeDecodeError as e:
@@ -344,7 +357,7 @@ def read_file(path: str | Path) -> dict[str, Any]:
             f"config file {path} is not UTF-8 text (byte {e.start}: {e.reason}); TOML files are UTF-8: "
             "re-save it as UTF-8"
         ) from None
-    except (OSError, tomllib.TOMLDecodeError) as e:
+    except (OSError, ValueError) as e:  # tomllib.TOMLDecodeError is a ValueError
         raise ConfigError(f"config file {path}: {e}") from None
 
 

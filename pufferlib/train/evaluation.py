@@ -61,7 +61,7 @@ def evaluate(
     else:
         vecenv = make_vecenv(binding, cfg)
     try:
-        policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+        policy = make_policy(binding, vecenv.driver_env, cfg, device, copies=1).to(device)
         try:
             policy.load_state_dict({k: v.to(device) for k, v in payload["state_dict"].items()})
         except RuntimeError as e:

@@ -137,7 +137,7 @@ def _build(
     """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
     optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
     tc = cfg["train"]
-    policy = make_policy(binding, vecenv.driver_env, cfg).to(device)
+    policy = make_policy(binding, vecenv.driver_env, cfg, device).to(device)
     agent = policy
     if tc["compile"]:
         agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
@@ -156,7 +156,10 @@ def _resume_payload(env_name: str, resume_from: str | Path | None) -> dict[str, 
         return None
     path = Path(resume_from)
     if path.is_dir():
-        _, _, path = resume.locate(path, env_name, None)
+        _, _, found = resume.locate(path, env_name, None)
+        if found is None:  # the run saved no checkpoint: it starts again
+            return None
+        path = found
     payload = checkpoint.load(path)
     if payload["env"] != env_name:
         raise resume.ResumeError(f"{path} was trained on {payload['env']}, not {env_name}")
@@ -218,6 +221,8 @@ class _Training:
         self.message: str | None = None
         self.reason, self.signal_name, self.update_index = "steps", None, first_update
         self.losses: dict[str, float] = {}
+        self.collecting = False  # inside an update's rollout: stopped there, the update never happened
+        self.steps_done = run.steps  # agent steps at the end of the last finished update
 
     def train(self) -> dict[str, Any]:
         self.updates()
@@ -232,6 +237,7 @@ class _Training:
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP under signals.stop_on: save, report
             self.hold.start()  # first: a second Ctrl-C must wait for the save
             self.reason, self.signal_name = "interrupted", getattr(stop, "signal_name", None)
+            self.unfinished()
         except distributed.RankLost as lost_rank:  # another rank is gone: save what this one has, then raise
             self.hold.start()
             self.lost = lost_rank
@@ -239,6 +245,17 @@ class _Training:
             self.hold.start()
             self.reason, self.error = "error", e
             self.message = failure.describe(e, self.update_index, self.run_dir)
+            self.unfinished()
+
+    def unfinished(self) -> None:
+        """Stopped inside a rollout: that update never happened. The final save is then numbered
+        for the last finished update and holds its steps, so metrics.jsonl and the checkpoints agree
+        and a resume continues with the next number (the rollout's steps are dropped: a resumed run
+        resets its envs)."""
+        if self.collecting:
+            self.collecting = False
+            self.update_index -= 1
+            self.run.steps = self.steps_done
 
     def out_of_budget(self) -> bool:
         """Out of steps, or of time (reason "time")."""
@@ -258,20 +275,24 @@ class _Training:
             frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
             optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
         t0, s0 = time.perf_counter(), run.steps
+        self.collecting = True
         collect(run)
         self.group.sync(run, self.start)
-        solved = run.solved(self.solved_score)
-        if solved and tc["stop_when_solved"]:
-            self.reason = "solved"
-        else:
-            adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
-            with self.group.watch():
-                self.losses = update(self.agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
-            failure.check_losses(self.update_index, self.losses)
-        if self.saver is not None and self.saver.due(self.update_index):
-            self.save()
-        if self.hooks:
-            self.call_hooks(solved, (run.steps - s0) / max(time.perf_counter() - t0, 1e-9))
+        self.collecting = False
+        with signals.Defer():  # a stop signal waits for the update, its checkpoint and its metrics
+            solved = run.solved(self.solved_score)
+            if solved and tc["stop_when_solved"]:
+                self.reason = "solved"
+            else:
+                adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
+                with self.group.watch():
+                    self.losses = update(self.agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
+                failure.check_losses(self.update_index, self.losses)
+            self.steps_done = run.steps
+            if self.saver is not None and self.saver.due(self.update_index):
+                self.save()
+            if self.hooks:
+                self.call_hooks(solved, (run.steps - s0) / max(time.perf_counter() - t0, 1e-9))
         return self.reason == "solved"
 
     def call_hooks(self, solved: bool, sps: float) -> None:

@@ -107,10 +107,12 @@ def _python_tuple(saved: list[Any]) -> tuple:
 
 def locate(
     run_dir: str | Path, env_name: str | None, overrides: dict[str, Any] | list[str] | None
-) -> tuple[str, Config, Path]:
+) -> tuple[str, Config, Path | None]:
     """(env name, config, checkpoint) to resume `run_dir` with: its config.toml with `overrides` on
-    top, and its latest checkpoint that holds a resume state. ResumeError when the folder holds no
-    run, a run of another env than `env_name`, or no checkpoint to resume from."""
+    top, and its latest checkpoint that holds a resume state; checkpoint None when the run saved none
+    (it stopped before its first checkpoint): the run starts again from its config, in its folder.
+    ResumeError when the folder holds no run, a run of another env than `env_name`, or checkpoints
+    that cannot be resumed (damaged, or weights only)."""
     directory = Path(run_dir)
     stored = directory / rundir.CONFIG
     if not stored.is_file():
@@ -128,7 +130,10 @@ def locate(
         )
     cfg = configuration.load(saved_env, overrides, stored)
     cfg["train"]["run_dir"] = str(directory)
-    for path in reversed(checkpoint.listed(directory)):
+    saved = checkpoint.listed(directory)
+    if not saved:
+        return saved_env, cfg, None
+    for path in reversed(saved):
         try:
             payload = checkpoint.load(path)
         except checkpoint.CheckpointError:
@@ -139,4 +144,7 @@ def locate(
             f"--resume {directory}: its latest checkpoint {path.name} holds the weights only (saved by an "
             "older pufferlib): start a new run, or evaluate it with `puffer eval`"
         )
-    raise ResumeError(f"--resume {directory}: no checkpoint there to resume from (model_*.pt)")
+    raise ResumeError(
+        f"--resume {directory}: none of its checkpoints can be read ({', '.join(p.name for p in saved)}): "
+        "start a new run, or move them away to start this one again from its config"
+    )

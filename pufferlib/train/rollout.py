@@ -71,6 +71,23 @@ def is_episode_info(info: dict) -> bool:
     return "episode_return" in info or "n" in info
 
 
+MIN_MINIBATCH = 2  # samples: advantage normalisation over a minibatch of 1 makes every advantage 0
+
+
+def check_minibatches(rows: int, steps: int, bptt: int, count: int) -> None:
+    """ConfigError when train.num_minibatches splits an update's samples (transitions, or BPTT
+    segments of `bptt` steps) into minibatches of fewer than MIN_MINIBATCH."""
+    samples = rows * (steps // bptt)
+    if samples // count >= MIN_MINIBATCH:
+        return
+    what = f"{rows:,} agent rows x {steps:,} steps" + (f" / {bptt} (BPTT segments)" if bptt > 1 else "")
+    raise ConfigError(
+        f"train.num_minibatches {count:,} splits the {samples:,} samples of an update ({what}) into "
+        f"minibatches of {samples // count}: use at most {samples // MIN_MINIBATCH:,} (each minibatch needs "
+        f"{MIN_MINIBATCH}+ samples), or raise train.num_steps or vec.num_envs"
+    )
+
+
 @dataclass
 class Experience:
     """Preallocated rollout tensors, (rows, steps) each, plus what bootstraps the last column."""
@@ -145,6 +162,7 @@ class Runner:
         rows = int(vecenv.num_agents)
         actor = Actor(vecenv, agent, device, precision=tc["precision"])
         bptt = tc["bptt_horizon"] if actor.recurrent else 1
+        check_minibatches(rows, tc["num_steps"], bptt, tc["num_minibatches"])
         exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, actor.hidden, bptt)
         return cls(
             vecenv=vecenv,

@@ -26,6 +26,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ def create(directory: Path, env_name: str, cfg: Config) -> Lock:
 
 def check(directory: Path) -> None:
     """RunDirError if `directory` holds a run, or a config.toml that no run wrote: nothing is
-    overwritten. Cheap, so train() asks before it builds anything; create() asks again, locked."""
+    overwritten; or if its name is longer than the file system takes. Cheap, so train() asks before
+    it builds anything; create() asks again, locked."""
+    check_name(directory)
     if (directory / METRICS).exists() or (directory / SUMMARY).exists() or _is_run(directory / CONFIG):
         raise RunDirError(
             f"run directory {directory} already holds a run; continue it with `puffer train --resume "
@@ -84,9 +87,35 @@ def check(directory: Path) -> None:
         )
 
 
+def check_name(directory: Path) -> None:
+    """RunDirError naming a folder name or a path longer than the file system takes (NAME_MAX of the
+    nearest existing parent, PATH_MAX) for `directory` and the files a run writes in it."""
+    where = next((p for p in (directory, *directory.absolute().parents) if os.path.isdir(p)), Path("/"))
+    try:
+        name_max, path_max = os.pathconf(where, "PC_NAME_MAX"), os.pathconf(where, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    fix = "pass a shorter --train.run-dir"
+    for part in directory.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise RunDirError(
+                f"train.run_dir: the folder name {part[:32]!r}... is {len(os.fsencode(part))} bytes, more "
+                f"than the {name_max} the file system takes: {fix}"
+            )
+    length, room = len(os.fsencode(directory.absolute())), 128  # room: the longest file name a run writes
+    if length + room > path_max:
+        raise RunDirError(
+            f"train.run_dir is a path of {length:,} bytes, more than the {path_max - room:,} that leave room "
+            f"for the run's files: {fix}"
+        )
+
+
 def _is_run(config: Path) -> bool:
     try:
-        return config.is_file() and config.read_text(errors="replace").lstrip().startswith("env_name")
+        if not config.is_file():
+            return False
+        with open(config, "rb") as f:  # its first bytes: a config.toml may be anything
+            return f.read(4096).lstrip().startswith(b"env_name")
     except OSError:
         return False
 
@@ -127,6 +156,21 @@ class Lock:
         self.fd = None
 
 
+STALE = ("model_*.tmp", "metrics.tmp", "summary.tmp")  # what a save cut short by a kill leaves
+
+
+def remove_stale(directory: Path) -> list[Path]:
+    """Remove the half-written files (STALE) a killed run left; call it holding the lock, so that no
+    run is writing them. Returns what was removed."""
+    gone = []
+    for pattern in STALE:
+        for path in directory.glob(pattern):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                gone.append(path)
+    return gone
+
+
 def truncate_metrics(directory: Path, update: int) -> None:
     """Keep the metrics.jsonl lines up to update `update` (a resume continues from there); the lines
     a run logged after its last checkpoint, and a torn last line, are dropped."""
@@ -134,16 +178,40 @@ def truncate_metrics(directory: Path, update: int) -> None:
     if not metrics.is_file():
         return
     kept = []
-    for line in metrics.read_text(errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("update"), int) and record["update"] <= update:
-            kept.append(line)
+    try:
+        for _, line, _ in metrics_lines(metrics):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if (
+                isinstance(record, dict)
+                and isinstance(record.get("update"), int)
+                and record["update"] <= update
+            ):
+                kept.append(line)
+    except ValueError as e:
+        raise RunDirError(f"{e}: move it away to resume without its metrics") from None
     tmp = metrics.with_suffix(".tmp")
     tmp.write_text("".join(line + "\n" for line in kept))
     tmp.replace(metrics)
+
+
+MAX_LINE = 1 << 20  # the longest metrics.jsonl line read (one is about 1 KiB)
+
+
+def metrics_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """metrics.jsonl streamed: (line number, text, whether a newline ended it), never holding more
+    than one line; ValueError for a line longer than MAX_LINE (not a metrics file: /dev/zero)."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(iter(lambda: f.readline(MAX_LINE + 1), b""), 1):
+            if len(raw) > MAX_LINE:
+                raise ValueError(
+                    f"{path} line {n} is longer than {MAX_LINE // 1024:,} KiB: not a metrics.jsonl of "
+                    "`puffer train` (a device or a data file?)"
+                )
+            ended = raw.endswith(b"\n")
+            yield n, raw.decode("utf-8", errors="replace").rstrip("\r\n"), ended
 
 
 def wandb_id(directory: Path) -> str:

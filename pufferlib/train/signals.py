@@ -89,3 +89,32 @@ class Hold:
             error = Interrupted(noted)
             error.after_save = True
             raise error
+
+
+class Defer:
+    """Ctrl-C, SIGTERM and SIGHUP wait for the end of a block that must not be cut in two (an update:
+    the optimisation and its metrics): inside it they are noted; on exit the handlers are restored
+    and the noted signal raised again, so that it stops the run exactly as if it came just then.
+    Main thread only (elsewhere a no-op)."""
+
+    def __init__(self, signals: tuple[signal.Signals, ...] = (signal.SIGINT, *STOP_SIGNALS)) -> None:
+        self.signals = signals
+        self.previous: dict[signal.Signals, object] = {}
+        self.noted: int | None = None
+
+    def __enter__(self) -> Defer:
+        if threading.current_thread() is threading.main_thread():
+
+            def note(signum: int, _frame) -> None:
+                self.noted = self.noted or signum
+
+            self.previous = {s: signal.signal(s, note) for s in self.signals}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, old in self.previous.items():
+            signal.signal(s, old)
+        self.previous = {}
+        if self.noted is not None:
+            noted, self.noted = self.noted, None
+            signal.raise_signal(noted)  # the restored handler runs now: Ctrl-C, or stop_on's Interrupted

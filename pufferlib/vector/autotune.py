@@ -112,15 +112,25 @@ def physical_cores() -> int:
                 cores.add((f.read().strip(), g.read().strip()))
         except OSError:
             cores.add(("cpu", str(cpu)))
-    n = len(cores) or 1
+    return min(len(cores) or 1, _quota())
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may use: its CPU affinity, capped by a cgroup CPU quota."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cpus, _quota())
+
+
+def _quota() -> int:
+    """CPUs of the cgroup's CPU quota (`docker run --cpus=2`: 2), rounded up; a large number if none."""
     try:
         with open("/sys/fs/cgroup/cpu.max") as f:
             quota, period = f.read().split()
         if quota != "max":
-            n = min(n, max(1, math.ceil(int(quota) / int(period))))
+            return max(1, math.ceil(int(quota) / int(period)))
     except (OSError, ValueError):
         pass
-    return n
+    return 1 << 30
 
 
 def candidates(batch_size: int, max_envs: int, cores: int) -> list[dict[str, Any]]:

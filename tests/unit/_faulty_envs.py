@@ -4,9 +4,13 @@ in a subprocess, so the test session's registry stays as shipped):
 faulty/crash  raises in step() after FAULT_AFTER steps (default 200): under multiprocessing the
               worker dies and the trainer gets pufferlib.vector's WorkerError
 faulty/nan    rewards turn NaN after FAULT_AFTER steps: the next update's loss is NaN
+faulty/sigterm  sends its own process SIGTERM at step FAULT_AFTER (in the trainer's process under the
+              serial backend: a stop mid-rollout), or at its first reset with FAULT_AFTER=0 (a stop
+              after the run directory was made, before the first update)
 """
 
 import os
+import signal
 
 import gymnasium
 import numpy as np
@@ -29,13 +33,19 @@ class Countdown(gymnasium.Env):
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
         self.t = 0
+        if self.fault == "sigterm" and AFTER == 0 and self.steps == 0:
+            self.steps = -1  # once
+            os.kill(os.getpid(), signal.SIGTERM)
         return self.np_random.uniform(-1, 1, 2).astype(np.float32), {}
 
     def step(self, action):
         self.steps += 1
         self.t += 1
         reward = float(action)
-        if self.steps > AFTER:
+        if self.fault == "sigterm":
+            if self.steps == AFTER:
+                os.kill(os.getpid(), signal.SIGTERM)
+        elif self.steps > AFTER:
             if self.fault == "crash":
                 raise RuntimeError(f"the simulator crashed after {AFTER} steps")
             reward = float("nan")
@@ -50,5 +60,10 @@ def make_nan(buf=None, seed=0):
     return GymnasiumPufferEnv(env=Countdown("nan"), buf=buf, seed=seed)
 
 
+def make_sigterm(buf=None, seed=0):
+    return GymnasiumPufferEnv(env=Countdown("sigterm"), buf=buf, seed=seed)
+
+
 register(Binding(name="faulty/crash", make=make_crash, extra=""))
 register(Binding(name="faulty/nan", make=make_nan, extra=""))
+register(Binding(name="faulty/sigterm", make=make_sigterm, extra=""))

@@ -83,6 +83,28 @@ def test_out_of_range_action_is_refused_naming_row_and_range() -> None:
     env.close()
 
 
+@pytest.mark.parametrize(
+    ("actions", "error"),
+    [
+        ([2**32 + 2, 2**33], r"action 4294967298 of agent row 0 is out of range 0\.\.2"),  # wrapped to [2, 0]
+        ([2**31, 0], r"action 2147483648 of agent row 0 is out of range"),  # reported as -2147483648
+        ([2.9, -0.5], r"action 2\.9 of agent row 0 is not an integer"),  # truncated to [2, 0]
+        ([1.0, float("nan")], r"action nan of agent row 1 is not an integer"),
+        ([1 + 1j, 0], r"actions must be real integers, got dtype complex128"),  # imaginary part dropped
+        (np.array([2**63, 0], np.uint64), r"action 9223372036854775808 of agent row 0 is out of range"),
+    ],
+)
+def test_actions_are_checked_as_given_before_the_int32_cast(actions, error: str) -> None:
+    env = make(num_envs=2)
+    before = env.observations.copy()
+    with pytest.raises(ValueError, match=error):
+        env.step(np.array(actions))
+    np.testing.assert_array_equal(env.observations, before)  # nothing stepped
+    env.step(np.array([2.0, 1.0]))  # integral floats and other int widths in range still pass
+    env.step(np.array([2, 0], np.int64))
+    env.close()
+
+
 def test_reward_is_one_per_brick_broken() -> None:
     env = make(num_envs=8)
     broken = 0.0

@@ -69,6 +69,16 @@ def test_a_corrupt_file_is_named(run, tmp_path, capsys, name, text, message):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_metrics_are_streamed_so_an_endless_file_is_named_not_read_into_memory(run, tmp_path, capsys):
+    """A metrics.jsonl that never ends a line (a link to /dev/zero): one line past the bound, exit 2."""
+    (run / "metrics.jsonl").unlink()
+    (run / "metrics.jsonl").symlink_to("/dev/zero")
+    code = main(["plot", str(tmp_path), "-o", str(tmp_path / "c.png")])  # found by its folder
+    err = capsys.readouterr().err
+    assert code == 2 and "metrics.jsonl line 1 is longer than 1,024 KiB: not a metrics.jsonl" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permissions")
 def test_an_unwritable_output_is_named(run, tmp_path, capsys):
     locked = tmp_path / "locked"

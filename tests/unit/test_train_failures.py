@@ -132,6 +132,64 @@ def test_a_second_ctrl_c_waits_for_the_final_save(tmp_path):
     assert summary["stop_reason"] == "interrupted" and Path(summary["checkpoint"]).is_file()
 
 
+STOPPED = ["--json", "--vec.num-envs", "2", "--train.num-steps", "64", "--train.stop-when-solved", "false"]
+
+
+def _run(run: Path, *args: str, after: int) -> tuple[int, str]:
+    """`puffer train faulty/sigterm` into `run`, its envs sending SIGTERM at step `after` (0: at the
+    first reset); (exit code, stderr)."""
+    proc = _puffer(
+        *args, *STOPPED, env={"FAULT_AFTER": str(after)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    _, err = proc.communicate(timeout=300)
+    return proc.returncode, err
+
+
+def _updates(run: Path) -> list[int]:
+    return [json.loads(line)["update"] for line in (run / rundir.METRICS).read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_a_stop_mid_rollout_saves_the_last_finished_update_and_resumes_without_a_gap(tmp_path):
+    """SIGTERM inside a rollout: the checkpoint is numbered for the last update that finished and holds
+    its steps (not the half rollout's), so metrics.jsonl and the checkpoint agree and the resumed run
+    logs the next update number; the stale model_*.tmp a killed save left is removed on resume."""
+    from pufferlib.train import checkpoint
+
+    run = tmp_path / "run"
+    code, err = _run(
+        run, "faulty/sigterm", "--train.run-dir", str(run), "--train.checkpoint-interval", "3", after=1000
+    )
+    assert code == 143, err
+    summary = json.loads((run / rundir.SUMMARY).read_text())
+    last = json.loads((run / rundir.METRICS).read_text().splitlines()[-1])
+    saved = checkpoint.load(summary["checkpoint"])
+    assert summary["checkpoint"] == str(run / checkpoint.name(last["update"])), (summary, last)
+    assert saved["update"] == saved["resume"]["update"] == summary["updates"] == last["update"]
+    assert saved["steps"] == saved["resume"]["steps"] == summary["steps"] == last["global_step"]
+    (run / "model_000999.tmp").write_bytes(b"half a checkpoint")  # what a kill during a save leaves
+    more = str(last["global_step"] + 3 * 2 * 64)
+    code, err = _run(run, "--resume", str(run), "--train.total-timesteps", more, after=10**9)
+    assert code == 0, err
+    assert _updates(run) == list(range(1, last["update"] + 4))  # no update number skipped
+    assert not list(run.glob("*.tmp"))
+
+
+@pytest.mark.slow
+def test_a_run_stopped_before_its_first_update_can_be_resumed(tmp_path):
+    """SIGTERM after the run directory was made but before any update: no checkpoint, and --resume
+    starts the run again from its config in its folder (it used to say "no checkpoint there", while a
+    new run there said "already holds a run; continue it with --resume")."""
+    run = tmp_path / "run"
+    code, err = _run(run, "faulty/sigterm", "--train.run-dir", str(run), after=0)
+    assert code == 143 and "stopped by SIGTERM before training began" in err, err
+    assert (run / rundir.CONFIG).is_file() and not list(run.glob("model_*.pt"))
+    code, err = _run(run, "--resume", str(run), "--train.total-timesteps", str(4 * 2 * 64), after=10**9)
+    assert code == 0, err
+    assert _updates(run) == [1, 2, 3, 4] and list(run.glob("model_*.pt"))
+    assert json.loads((run / rundir.SUMMARY).read_text())["stop_reason"] == "steps"
+
+
 def test_hold_keeps_signals_until_released():
     hold = signals.Hold()
     hold.start()

@@ -123,10 +123,38 @@ class NativeEnv(PufferEnv):
 
     def step(self, actions):
         if actions is not self.actions:
-            self.actions[:] = np.asarray(actions).reshape(self.actions.shape)
+            self.actions[:] = self._checked(actions)
         ended = self.module.vec_step(self._handle)
         infos = [self.module.vec_log(self._handle)] if ended else []
         return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _checked(self, actions: Any) -> np.ndarray:
+        """The caller's actions in the buffer's shape, checked as given (real, integral, in range)
+        before the cast to int32 that would wrap 2**32 + 2 to 2, truncate 2.9 to 2 or drop an
+        imaginary part: a ValueError in the C check's words names the first bad value. int32 and
+        bool go straight to the C check, which sees them unchanged."""
+        a = np.asarray(actions)
+        name = self.module.__name__.rpartition(".")[2]
+        if a.size != self.actions.size:
+            raise ValueError(f"{name}: {a.size} actions for a buffer of shape {self.actions.shape}")
+        a = a.reshape(self.actions.shape)
+        if a.dtype == np.int32 or a.dtype.kind == "b":
+            return a
+        if a.dtype.kind not in "iuf":
+            raise ValueError(f"{name}: actions must be real integers, got dtype {a.dtype}")
+        sizes = np.asarray(self.module.ACT_SIZES)
+        if a.dtype.kind in "iu" and a.size and a.min() >= 0 and a.max() < sizes.min():
+            return a  # the trainer's int64 actions: two reductions, no temporaries
+        with np.errstate(invalid="ignore"):
+            integral = np.isfinite(a) & (np.mod(a, 1) == 0)
+            bad = ~integral | (a < 0) | (a >= (sizes if a.ndim > 1 else sizes[0]))
+        if not bad.any():
+            return a
+        where = tuple(np.argwhere(bad)[0])
+        j = where[-1] if a.ndim > 1 else 0
+        rule = "is not an integer" if not integral[where] else f"is out of range 0..{sizes[j] - 1}"
+        branch = f", branch {j}," if a.ndim > 1 else ""
+        raise ValueError(f"{name}: action {a[where].item()!r} of agent row {where[0]}{branch} {rule}")
 
     def render(self, index: int = 0):
         """Instance `index` as an RGB frame (H, W, 3) uint8 (render_mode "rgb_array") or ANSI text."""
