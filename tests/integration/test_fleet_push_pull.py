@@ -1,0 +1,169 @@
+"""`puffertank push` on this box and `puffertank pull` on a second one, through a real registry (Debian's
+docker-registry on loopback): the second box gets the same images under the usual names, a lib edit moves
+only lib's layer (measured in the registry's storage and in what the pull fetched), and a registry that is
+down or a tampered blob is a clear error that leaves the local names as they were.
+
+The images are the tiny chain of _fleet.py (a few MB); the second daemon is _daemons.py's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+docker = pytest.importorskip("docker")
+
+from _daemons import free_port, second_dockerd  # noqa: E402
+from _fleet import build_tiny_chain, build_tiny_stage, registry_on_loopback, remove_namespace  # noqa: E402
+
+from pufferlib.tank.names import HASH_LABEL, STAGES, hash_ref, image_ref  # noqa: E402
+from pufferlib.tank.registry import Registry  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
+SIZES = {"base": 4_000_000, "envs": 2_000_000, "lib": 300_000}
+MB = 1e6
+
+
+def puffertank(*argv: str, docker_host: str | None = None, config=None) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it; no settings file (PUFFERTANK_CONFIG names one that is not there)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PUFFERTANK_REGISTRY", "DOCKER_HOST")}
+    env["PUFFERTANK_CONFIG"] = str(config or "/nonexistent/puffertank.conf")
+    if docker_host:
+        env["DOCKER_HOST"] = docker_host
+    return subprocess.run([*PUFFERTANK, *argv], env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    with registry_on_loopback(tmp_path_factory.mktemp("registry")) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def box2(docker_client):
+    with second_dockerd() as daemon:
+        yield daemon
+
+
+@pytest.fixture(scope="module")
+def ns(docker_client):
+    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    remove_namespace(docker_client, name)
+
+
+def tags_of(client: docker.DockerClient, namespace: str) -> dict[str, str]:
+    """Every tag under `namespace` on that engine, with its image id."""
+    return {t: i.id for i in client.images.list() for t in i.tags if t.startswith(f"{namespace}/")}
+
+
+@pytest.fixture(scope="module")
+def first_push(docker_client, registry, box2, ns):
+    chain = build_tiny_chain(docker_client, ns, SIZES)
+    pushed = puffertank("push", "--registry", registry.address, "--variant", "cpu", "--namespace", ns)
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    pulled = puffertank(
+        "pull", "--registry", registry.address, "--variant", "cpu", "--namespace", ns, docker_host=box2.unix
+    )
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    return chain, pushed, pulled
+
+
+def test_the_second_box_gets_the_same_images_under_the_usual_names(first_push, box2, ns, docker_client):
+    chain, _, _ = first_push
+    expected = {}
+    for stage, image in chain.items():
+        expected[image_ref(stage, "cpu", ns)] = image.id
+        expected[hash_ref(stage, "cpu", image.labels[HASH_LABEL], ns)] = image.id
+    assert tags_of(box2.client, ns) == expected
+    # the registry's names are not left behind on either box
+    for client in (docker_client, box2.client):
+        assert [t for i in client.images.list() for t in i.tags if "127.0.0.1:" in t and ns in t] == []
+
+
+def test_push_and_pull_say_what_moved(first_push, registry, ns):
+    _, pushed, pulled = first_push
+    for done, verb in ((pushed, "pushed"), (pulled, "pulled")):
+        for stage in STAGES:  # each stage adds one layer: it moves, the ones below are there already
+            below = STAGES.index(stage)
+            assert f"{verb} {registry.address}/{ns}/{stage}:cpu-" in done.stderr, done.stderr
+            line = next(x for x in done.stderr.splitlines() if f"/{ns}/{stage}:cpu-" in x)
+            moved = f": 1 of {below + 1} layers moved ({SIZES[stage] / MB:.1f} MB), {below} already"
+            assert moved in line, line
+    total = sum(SIZES.values()) / MB
+    assert f"3 images, 3 layers ({total:.1f} MB) moved to {registry.address}" in pushed.stdout, pushed.stdout
+    assert f"3 images, 3 layers ({total:.1f} MB) moved from {registry.address}" in pulled.stdout
+
+
+def test_a_lib_edit_moves_only_the_lib_layer(first_push, registry, box2, ns, docker_client):
+    chain, _, _ = first_push
+    envs = chain["envs"]
+    before = registry.blob_bytes()
+    lib = build_tiny_stage(
+        docker_client,
+        "lib",
+        os.urandom(SIZES["lib"]),
+        ns,
+        hash_ref("envs", "cpu", envs.labels[HASH_LABEL], ns),
+        envs.labels[HASH_LABEL],
+    )
+    pushed = puffertank("push", "--registry", registry.address, "--variant", "cpu", "--namespace", ns)
+    assert pushed.returncode == 0, pushed.stderr
+    grown = registry.blob_bytes() - before
+    # the new layer, its config and two small manifests: far from the 6 MB below it
+    assert SIZES["lib"] <= grown < SIZES["lib"] + 64_000, grown
+    assert f"1 layers ({SIZES['lib'] / MB:.1f} MB) moved" in pushed.stdout, pushed.stdout
+    pulled = puffertank(
+        "pull", "--registry", registry.address, "--variant", "cpu", "--namespace", ns, docker_host=box2.unix
+    )
+    assert pulled.returncode == 0, pulled.stderr
+    assert f"1 layers ({SIZES['lib'] / MB:.1f} MB) moved" in pulled.stdout, pulled.stdout
+    assert box2.client.images.get(image_ref("lib", "cpu", ns)).id == lib.id
+    print(f"\nlib edit: registry grew {grown} B; {pushed.stdout.strip()}; {pulled.stdout.splitlines()[0]}")
+
+
+def test_a_registry_that_is_down_is_named_and_nothing_changes(first_push, box2, ns, docker_client):
+    before = tags_of(box2.client, ns), tags_of(docker_client, ns)
+    down = f"127.0.0.1:{free_port()}"
+    pulled = puffertank(
+        "pull", "--registry", down, "--variant", "cpu", "--namespace", ns, docker_host=box2.unix
+    )
+    pushed = puffertank("push", "--registry", down, "--variant", "cpu", "--namespace", ns)
+    for done in (pulled, pushed):
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"registry {down} is not reachable" in done.stderr and "\nFix: " in done.stderr, done.stderr
+    assert (tags_of(box2.client, ns), tags_of(docker_client, ns)) == before
+
+
+def test_a_tampered_blob_is_refused_and_nothing_is_half_tagged(first_push, registry, box2, ns, docker_client):
+    base_ids = {s: box2.client.images.get(image_ref(s, "cpu", ns)).id for s in STAGES}
+    envs = docker_client.images.get(image_ref("envs", "cpu", ns))
+    lib = build_tiny_stage(
+        docker_client,
+        "lib",
+        os.urandom(SIZES["lib"]),
+        ns,
+        hash_ref("envs", "cpu", envs.labels[HASH_LABEL], ns),
+        envs.labels[HASH_LABEL],
+    )
+    pushed = puffertank("push", "--registry", registry.address, "--variant", "cpu", "--namespace", ns)
+    assert pushed.returncode == 0, pushed.stderr
+    there = Registry(registry.address).remote(f"{ns}/lib", "cpu")
+    assert there is not None and there.config_digest == lib.id
+    blob = registry.blob_file(there.layers[-1][0])  # lib's own layer
+    blob.write_bytes(os.urandom(blob.stat().st_size))
+    pulled = puffertank(
+        "pull", "--registry", registry.address, "--variant", "cpu", "--namespace", ns, docker_host=box2.unix
+    )
+    assert pulled.returncode == 1 and "Traceback" not in pulled.stderr, pulled.stderr
+    assert "failed: filesystem layer verification failed" in pulled.stderr, pulled.stderr
+    assert "does not match its digest" in pulled.stderr and "puffertank push --registry" in pulled.stderr
+    assert {s: box2.client.images.get(image_ref(s, "cpu", ns)).id for s in STAGES} == base_ids
+    with pytest.raises(docker.errors.ImageNotFound):
+        box2.client.images.get(lib.id)
