@@ -135,6 +135,8 @@ def test_every_binding_ran_on_every_host(every_host_run, second_daemon):
     _, done, doc = every_host_run
     hosts = ["local", second_daemon.tcp]
     assert doc["every_host"] and doc["hosts"] == hosts
+    # one image on both boxes (docker save/load keeps its id), checked before the run and recorded per host
+    assert doc["digests"] == dict.fromkeys(hosts, doc["digest"]), doc["digests"]
     envs = {"ocean/squared", "test/host-step", "test/host-frames"}
     for env in envs:
         for host in hosts:

@@ -167,3 +167,23 @@ def test_a_tampered_blob_is_refused_and_nothing_is_half_tagged(first_push, regis
     assert {s: box2.client.images.get(image_ref(s, "cpu", ns)).id for s in STAGES} == base_ids
     with pytest.raises(docker.errors.ImageNotFound):
         box2.client.images.get(lib.id)
+
+
+def test_the_matrix_refuses_hosts_with_different_images(first_push, box2, ns, docker_client):
+    envs = docker_client.images.get(image_ref("envs", "cpu", ns))
+    parent = hash_ref("envs", "cpu", envs.labels[HASH_LABEL], ns)
+    here = build_tiny_stage(docker_client, "lib", os.urandom(1000), ns, parent, envs.labels[HASH_LABEL])
+    there = box2.client.images.get(image_ref("lib", "cpu", ns))
+    assert here.id != there.id
+    matrix = ["matrix", "--variant", "cpu", "--image", image_ref("lib", "cpu", ns), "--jobs", "1"]
+    matrix += ["--host", "local", "--host", box2.unix]
+    refused = puffertank(*matrix)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert f"different images under {image_ref('lib', 'cpu', ns)}" in refused.stderr
+    assert f"local {here.id[:19]}" in refused.stderr and f"{box2.unix} {there.id[:19]}" in refused.stderr
+    assert f"DOCKER_HOST={box2.unix} puffertank pull --registry" in refused.stderr
+    allowed = puffertank(*matrix, "--allow-different-images")
+    assert "different images under" in allowed.stderr and "as allowed" in allowed.stderr, allowed.stderr
+    # past the refusal, to the image itself: the tiny one has no `puffer` (a named error, no traceback)
+    assert allowed.returncode == 1 and "Traceback" not in allowed.stderr, allowed.stderr
+    assert "cannot start puffer in" in allowed.stderr and "executable file not found" in allowed.stderr
