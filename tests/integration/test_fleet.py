@@ -8,6 +8,7 @@ The images are the tiny chain of _fleet.py (a few MB); the second daemon is _dae
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,8 +21,11 @@ docker = pytest.importorskip("docker")
 from _daemons import free_port, second_dockerd  # noqa: E402
 from _fleet import build_tiny_chain, build_tiny_stage, registry_on_loopback, remove_namespace  # noqa: E402
 
+from pufferlib.tank.doctor import Host as DoctorHost  # noqa: E402
+from pufferlib.tank.doctor import check_registry  # noqa: E402
 from pufferlib.tank.names import HASH_LABEL, STAGES, hash_ref, image_ref  # noqa: E402
 from pufferlib.tank.registry import Registry  # noqa: E402
+from pufferlib.tank.variant import auto_variant  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
@@ -187,3 +191,48 @@ def test_the_matrix_refuses_hosts_with_different_images(first_push, box2, ns, do
     # past the refusal, to the image itself: the tiny one has no `puffer` (a named error, no traceback)
     assert allowed.returncode == 1 and "Traceback" not in allowed.stderr, allowed.stderr
     assert "cannot start puffer in" in allowed.stderr and "executable file not found" in allowed.stderr
+
+
+def test_doctor_says_whether_the_local_image_is_the_registrys(first_push, registry, box2, ns, monkeypatch):
+    """On the second box (its engine is ours to tag in): puffertank/lib:<this machine's variant> against the
+    registry's, through `doctor --json` and the check itself."""
+    wanted = auto_variant()
+    ref = image_ref("lib", wanted)
+    mine, other = (box2.client.images.get(image_ref(s, "cpu", ns)) for s in ("lib", "envs"))
+    mine.tag(*ref.rsplit(":", 1))
+    remote = f"{registry.address}/{ref}"
+
+    def publish(image) -> None:
+        image.tag(*remote.rsplit(":", 1))
+        for event in box2.client.api.push(remote.rsplit(":", 1)[0], tag=wanted, stream=True, decode=True):
+            assert "error" not in event, event
+        box2.client.images.remove(remote)
+
+    monkeypatch.setenv("PUFFERTANK_CONFIG", "/nonexistent/puffertank.conf")
+    monkeypatch.delenv("PUFFERTANK_REGISTRY", raising=False)
+    host = DoctorHost(client=box2.client)
+    assert check_registry(host).status == "skip" and "no fleet registry set" in check_registry(host).detail
+    monkeypatch.setenv("PUFFERTANK_REGISTRY", registry.address)
+    missing = check_registry(host)
+    assert missing.status == "warn" and f"has no {ref}" in missing.detail and "puffertank push" in missing.fix
+    publish(mine)
+    done = subprocess.run(
+        [*PUFFERTANK, "doctor", "--json", "--no-probe"],
+        env={**os.environ, "DOCKER_HOST": box2.unix},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    check = next(c for c in json.loads(done.stdout)["checks"] if c["name"] == "registry")
+    assert check["status"] == "pass", check
+    assert f"{ref} matches {registry.address}'s ({mine.id[:19]})" in check["detail"], check
+    publish(other)  # the fleet moved on: the registry's image is another one
+    differs = check_registry(host)
+    assert differs.status == "warn" and mine.id[:19] in differs.detail and other.id[:19] in differs.detail
+    assert f"puffertank pull --registry {registry.address}" in differs.fix, differs
+    assert "puffertank push" in differs.fix, differs
+    monkeypatch.setenv("PUFFERTANK_REGISTRY", f"127.0.0.1:{free_port()}")
+    down = check_registry(host)
+    assert down.status == "warn" and "is not reachable" in down.detail and down.fix
+    monkeypatch.setenv("PUFFERTANK_REGISTRY", "http://box1")
+    assert check_registry(host).status == "fail"
