@@ -169,6 +169,44 @@ def _follow(meter: Meter, events: Iterable[dict], ref: str, layers: Iterable[str
         raise TankError(f"{meter.verb} {ref} failed: {exc.explanation or exc}", fix) from None
 
 
+def _push_image(
+    client: docker.DockerClient,
+    remote: reg.Registry,
+    meter: Meter,
+    image: Image,
+    refs: list[str],
+) -> Moved:
+    """Push `image` under each of `refs` (REGISTRY/NAME:TAG), check the registry has it, untag them here;
+    what moved is the first ref's (the others move only a manifest)."""
+    registry = remote.address
+    diff_ids = [_short(d) for d in image.attrs["RootFS"]["Layers"]]  # push names layers by these
+    moved = None
+    try:
+        for ref in refs:
+            image.tag(_repo_of(ref), _tag_of(ref))
+        for ref in refs:
+            events = client.api.push(_repo_of(ref), tag=_tag_of(ref), stream=True, decode=True)
+            result = _follow(meter, events, ref, diff_ids, registry)
+            there = remote.remote(_repo_of(ref).removeprefix(f"{registry}/"), _tag_of(ref))
+            if there is None or there.config_digest != image.id:
+                got = there.config_digest if there else "nothing"
+                raise TankError(
+                    f"after the push, {ref} in the registry is {got}, not the local {image.id}",
+                    "push again; if it persists, another push of the same tag raced this one",
+                )
+            if moved is None:
+                size = dict(zip(diff_ids, (s for _, s in there.layers), strict=False))
+                result.bytes = sum(size.get(k, 0) for k in result.moved_ids)
+                print(result.line("pushed"), file=meter.out, flush=True)
+                moved = result
+    finally:
+        for ref in refs:  # the registry's names are not kept locally: the usual names stay the only ones
+            with contextlib.suppress(docker.errors.APIError):
+                client.images.remove(ref, noprune=True)
+    assert moved is not None
+    return moved
+
+
 def push(
     registry: str,
     variant: str,
@@ -176,7 +214,9 @@ def push(
     client: docker.DockerClient | None = None,
     out: TextIO | None = None,
 ) -> list[Moved]:
-    """Push the variant's chain to `registry`: base, envs, lib, each with its content-hash and variant tag."""
+    """Push the variant's chain to `registry`: base, envs, lib, each with its content-hash and variant tag;
+    and the image base was built on (e.g. the locally made Debian base: its layers are base's own, so it
+    costs a manifest), so `puffertank build --pull-from` on another box plans on the same parent."""
     out = out or sys.stderr
     remote = reg.Registry(registry)
     remote.ping()
@@ -191,29 +231,11 @@ def push(
             hash_ref(link.stage, variant, link.content_hash, target),
             image_ref(link.stage, variant, target),
         ]
-        diff_ids = [_short(d) for d in image.attrs["RootFS"]["Layers"]]  # push names layers by these
-        try:
-            for ref in refs:
-                image.tag(_repo_of(ref), _tag_of(ref))
-            for ref in refs:
-                events = client.api.push(_repo_of(ref), tag=_tag_of(ref), stream=True, decode=True)
-                result = _follow(meter, events, ref, diff_ids, registry)
-                there = remote.remote(_repo_of(ref).removeprefix(f"{registry}/"), _tag_of(ref))
-                if there is None or there.config_digest != image.id:
-                    got = there.config_digest if there else "nothing"
-                    raise TankError(
-                        f"after the push, {ref} in the registry is {got}, not the local {image.id}",
-                        "push again; if it persists, another push of the same tag raced this one",
-                    )
-                if ref == refs[0]:  # the variant tag moves nothing more: the same layers
-                    size = dict(zip(diff_ids, (s for _, s in there.layers), strict=False))
-                    result.bytes = sum(size.get(k, 0) for k in result.moved_ids)
-                    print(result.line("pushed"), file=out, flush=True)
-                    moved.append(result)
-        finally:
-            for ref in refs:  # the registry's names are not kept locally: the usual names stay the only ones
-                with contextlib.suppress(docker.errors.APIError):
-                    client.images.remove(ref, noprune=True)
+        moved.append(_push_image(client, remote, meter, image, refs))
+    parent = (client.images.get(chain[0].image_id).labels or {}).get(PARENT_LABEL, "")
+    if ":" in parent.rsplit("/", 1)[-1]:  # a NAME:TAG (not scratch, not an id)
+        with contextlib.suppress(docker.errors.ImageNotFound):
+            _push_image(client, remote, meter, client.images.get(parent), [f"{registry}/{parent}"])
     return moved
 
 
@@ -250,6 +272,27 @@ def remote_chain(
     return chain
 
 
+def fetch(
+    client: docker.DockerClient, remote: reg.Registry, meter: Meter, name: str, there: reg.Remote
+) -> tuple[Image, Moved]:
+    """Pull NAME (a repository in the registry) at the manifest `there` names, by digest, and check that the
+    image the engine made is the registry's config. The image is left untagged (its RepoDigest names it)."""
+    repo = f"{remote.address}/{name}"
+    ref = f"{repo}@{there.manifest_digest}"
+    layers = [_short(d) for d, _ in there.layers]  # pull names layers by their compressed digest
+    events = client.api.pull(repo, tag=there.manifest_digest, stream=True, decode=True)
+    result = _follow(meter, events, ref, layers, remote.address)
+    image = client.images.get(ref)
+    if image.id != there.config_digest:
+        raise TankError(
+            f"the engine made {image.id} of {ref}, not the registry's config {there.config_digest}",
+            f"push the chain again from the box that built it (puffertank push --registry {remote.address})",
+        )
+    size = dict(zip(layers, (s for _, s in there.layers), strict=True))
+    result.bytes = sum(size[k] for k in result.moved_ids)
+    return image, result
+
+
 def pull(
     registry: str,
     variant: str,
@@ -266,24 +309,10 @@ def pull(
     meter = Meter("pull", out)
     moved: list[Moved] = []
     pulled: list[tuple[Link, Image]] = []
-    source = f"{registry}/{namespace}"
     try:
         for link, there in chain:
-            repo = f"{source}/{link.stage}"
-            ref = f"{repo}@{there.manifest_digest}"
-            layers = [_short(d) for d, _ in there.layers]  # pull names layers by their compressed digest
-            events = client.api.pull(repo, tag=there.manifest_digest, stream=True, decode=True)
-            result = _follow(meter, events, ref, layers, registry)
-            image = client.images.get(ref)
-            if image.id != there.config_digest:
-                raise TankError(
-                    f"the engine made {image.id} of {ref}, not the registry's config {there.config_digest}",
-                    "push the chain again from the box that built it "
-                    f"(puffertank push --registry {registry})",
-                )
-            size = dict(zip(layers, (s for _, s in there.layers), strict=True))
-            result.bytes = sum(size[k] for k in result.moved_ids)
-            result.ref = hash_ref(link.stage, variant, link.content_hash, source)
+            image, result = fetch(client, remote, meter, f"{namespace}/{link.stage}", there)
+            result.ref = hash_ref(link.stage, variant, link.content_hash, f"{registry}/{namespace}")
             print(result.line("pulled"), file=out, flush=True)
             moved.append(result)
             pulled.append((link, image))

@@ -236,3 +236,57 @@ def test_doctor_says_whether_the_local_image_is_the_registrys(first_push, regist
     assert down.status == "warn" and "is not reachable" in down.detail and down.fix
     monkeypatch.setenv("PUFFERTANK_REGISTRY", "http://box1")
     assert check_registry(host).status == "fail"
+
+
+TINY_DOCKERFILES = {  # the real stages' build arguments and contexts, one small COPY each
+    "base": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY docker/check_base.py /opt/tank/check_base.py\n",
+    "envs": "ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\nCOPY docker/check_envs.py /opt/tank/check_envs.py\n",
+    "lib": "ARG ENVS_IMAGE\nFROM ${ENVS_IMAGE}\nCOPY pufferlib/tank/names.py /opt/tank/names.py\n",
+}
+
+
+def test_build_pull_from_takes_the_stages_the_registry_has(
+    registry, box2, source_copy, namespace, docker_client
+):
+    """`puffertank build` on this box (the real chain code, with small Dockerfiles), push, then `puffertank
+    build --pull-from` on the second box: nothing built there, the same images; after a lib edit, box 1
+    builds lib alone and box 2 pulls lib alone."""
+    for stage, text in TINY_DOCKERFILES.items():
+        (source_copy / f"Dockerfile.{stage}").write_text(text)
+    build = ["build", "--variant", "cpu", "--source", str(source_copy), "--namespace", namespace]
+    push = ["push", "--registry", registry.address, "--variant", "cpu", "--namespace", namespace]
+    on_box2 = [*build, "--pull-from", registry.address]
+
+    def ids(client) -> dict[str, str]:
+        return {s: client.images.get(image_ref(s, "cpu", namespace)).id for s in STAGES}
+
+    built = puffertank(*build)
+    assert built.returncode == 0, built.stderr
+    pushed = puffertank(*push)
+    assert pushed.returncode == 0, pushed.stderr
+    first = puffertank(*on_box2, docker_host=box2.unix)
+    assert first.returncode == 0, first.stderr
+    assert f"(built: nothing; pulled from {registry.address}: base, envs, lib)" in first.stdout, first.stdout
+    assert "is now the fleet's" in first.stderr  # the Debian base under base, so base's hash matched
+    assert ids(box2.client) == ids(docker_client)
+
+    names = source_copy / "pufferlib" / "tank" / "names.py"
+    names.write_text(names.read_text() + "# a one-line lib edit\n")
+    rebuilt = puffertank(*build)
+    assert rebuilt.returncode == 0 and "(built: lib)" in rebuilt.stdout, rebuilt.stdout + rebuilt.stderr
+    pushed = puffertank(*push)
+    assert pushed.returncode == 0 and "3 images, 1 layers" in pushed.stdout, pushed.stdout + pushed.stderr
+    second = puffertank(*on_box2, docker_host=box2.unix)
+    assert second.returncode == 0, second.stderr
+    assert f"(built: nothing; pulled from {registry.address}: lib)" in second.stdout, second.stdout
+    assert ids(box2.client) == ids(docker_client)
+    print(f"\n{first.stdout.strip()}\n{pushed.stdout.strip()}\n{second.stdout.strip()}")
+
+
+def test_build_pull_from_refuses_a_bad_address_or_a_registry_that_is_down(namespace):
+    bad = puffertank("build", "--variant", "cpu", "--namespace", namespace, "--pull-from", "http://box1")
+    assert bad.returncode == 2 and "--pull-from 'http://box1' is not HOST:PORT" in bad.stderr, bad.stderr
+    down = f"127.0.0.1:{free_port()}"
+    done = puffertank("build", "--variant", "cpu", "--namespace", namespace, "--pull-from", down)
+    assert done.returncode == 1 and f"registry {down} is not reachable" in done.stderr, done.stderr
+    assert "Traceback" not in bad.stderr + done.stderr
