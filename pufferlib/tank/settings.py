@@ -8,11 +8,16 @@ by path, so the path, the format and the checks of each value live here alone:
     python3 pufferlib/tank/settings.py path                    # where the file is
     python3 pufferlib/tank/settings.py get registry            # the value (none: no output)
     python3 pufferlib/tank/settings.py set registry HOST:PORT  # checked, then written (exit 2 if bad)
+    python3 pufferlib/tank/settings.py check registry HOST:PORT  # checked only: the value, or exit 2
+    python3 pufferlib/tank/settings.py registry-port           # the port a served registry listens on
+    python3 pufferlib/tank/settings.py daemon-json FILE HOST:PORT
+        # FILE's Docker daemon.json (other keys kept) with HOST:PORT in insecure-registries, on stdout
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -99,6 +104,27 @@ def put(key: str, value: str, path: Path | None = None) -> Path:
     return path
 
 
+def daemon_json(path: Path, address: str) -> str:
+    """The Docker daemon.json at `path` (absent: {}) with `address` in insecure-registries, other keys kept:
+    the fleet's registry is plain HTTP on the tailnet (docs/fleet.md says why), so each engine is told that
+    one name, and only it."""
+    check_registry(address, "registry")
+    try:
+        data = json.loads(path.read_text() or "{}")
+    except FileNotFoundError:
+        data = {}
+    except ValueError as exc:
+        raise SettingError(
+            f"{path} is not JSON ({exc})", f"fix {path} by hand, then run this again"
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingError(f"{path} is not a JSON object", f"fix {path} by hand, then run this again")
+    names = data.setdefault("insecure-registries", [])
+    if address not in names:
+        names.append(address)
+    return json.dumps(data, indent=4)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="settings.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -107,10 +133,23 @@ def main(argv: list[str] | None = None) -> int:
     put_parser = sub.add_parser("set", help="check and write a setting")
     put_parser.add_argument("key", choices=KEYS)
     put_parser.add_argument("value")
+    check_parser = sub.add_parser("check", help="check a value (printed back when good)")
+    check_parser.add_argument("key", choices=KEYS)
+    check_parser.add_argument("value")
+    sub.add_parser("registry-port", help="the port a served registry listens on")
+    daemon_parser = sub.add_parser("daemon-json", help="daemon.json with a registry in insecure-registries")
+    daemon_parser.add_argument("file", type=Path)
+    daemon_parser.add_argument("address")
     args = parser.parse_args(argv)
     try:
         if args.what == "path":
             print(config_file())
+        elif args.what == "check":
+            print(CHECKERS[args.key](args.value, args.key))
+        elif args.what == "registry-port":
+            print(REGISTRY_PORT)
+        elif args.what == "daemon-json":
+            print(daemon_json(args.file, args.address))
         elif args.what == "get":
             value = get(args.key)
             if value:
