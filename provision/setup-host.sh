@@ -11,7 +11,7 @@
 
 set -Eeuo pipefail
 
-readonly STEPS=(base-tools nvidia-driver docker nvidia-toolkit tailscale docker-group image verify)
+readonly STEPS=(base-tools nvidia-driver docker nvidia-toolkit tailscale registry docker-group image verify)
 readonly KEYRING_DIR=/etc/apt/keyrings
 readonly SOURCES_DIR=/etc/apt/sources.list.d
 readonly NONFREE_LIST=$SOURCES_DIR/puffertank-debian-nonfree.list
@@ -33,6 +33,13 @@ readonly TOOLKIT_KEY_FPR=C95B321B61E88C1809C4F759DDCAE044F796ECB0
 readonly TAILSCALE_KEY_FPR=2596A99EAAB33821893C0A79458CA832957F5868
 readonly DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 readonly VENV_DIR=/opt/puffertank/venv
+# The fleet's registry (--registry): Debian's docker-registry with a config and a systemd drop-in of ours (the
+# package's own config listens on every interface); where a box finds it lives in pufferlib/tank/settings.py's
+# file (path, format, port and checks in that one module, which this script runs by path).
+readonly REGISTRY_CONFIG=/etc/puffertank/registry.yml
+readonly REGISTRY_DROPIN=/etc/systemd/system/docker-registry.service.d/puffertank.conf
+readonly REGISTRY_STORAGE=/var/lib/docker-registry
+readonly DAEMON_JSON=/etc/docker/daemon.json
 # The CUDA facts (the image's CUDA per torch version, the driver each CUDA needs, the driver branches) live
 # in docker/cuda.toml, which the host tooling reads too; the torch version in the base layer's constraints.
 CHECKOUT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,6 +67,8 @@ VARIANT=auto              # cuda when an NVIDIA GPU is on the PCI bus, else cpu
 TORCH_INDEX=""
 IMAGE_LOAD=""
 REPO_DIR=""
+SERVE_REGISTRY=0          # --registry: serve the fleet's registry from this box, on its Tailscale address
+REGISTRY_URL=""           # --registry-url HOST:PORT: the fleet's registry (default with --registry: this box's)
 LOG_FILE=/var/log/puffertank-setup.log
 
 # ---- run state -------------------------------------------------------------------------------------------
@@ -85,8 +94,9 @@ Sets up a Debian 12 (bookworm, amd64) GPU host for PufferTank, one step at a tim
   docker          Docker Engine (Docker's repository, or Debian's docker.io)
   nvidia-toolkit  NVIDIA Container Toolkit + nvidia-ctk runtime configure --runtime=docker
   tailscale       Tailscale (tailscale up --ssh with an auth key from a file or TS_AUTHKEY)
+  registry        the fleet's image registry: serve it here (--registry) and/or use it (--registry-url)
   docker-group    add the user to the docker group
-  image           build (or load) the PufferTank image
+  image           build (or load, or pull from the fleet's registry) the PufferTank image
   verify          puffertank doctor (host tooling installed first), a torch CUDA check, a report
 
 General:
@@ -113,6 +123,13 @@ Tailscale:
   --tailscale-tags T        comma-separated ACL tags, e.g. tag:gpu,tag:puffertank
   --tailscale-hostname H    machine name in the tailnet
   --tailscale-version V     pin the tailscale package
+Fleet registry (docs/fleet.md):
+  --registry                serve Debian's docker-registry from this box, bound to its Tailscale address
+                            (port $(settings_py registry-port 2>/dev/null || echo "of pufferlib/tank/settings.py")); storage $REGISTRY_STORAGE; the image step pushes what it builds
+  --registry-url HOST:PORT  the fleet's registry (default with --registry: this box's MagicDNS name): written
+                            to puffertank's settings file, allowed plain HTTP in Docker's daemon.json
+                            (insecure-registries, that name only: WireGuard encrypts the tailnet), and the
+                            image step pulls from it instead of building
 User and image:
   --user NAME               user to add to the docker group (default: \$SUDO_USER)
   --variant auto|cuda|cpu   image variant to build (default: cuda when an NVIDIA GPU is present, else cpu)
@@ -483,6 +500,13 @@ host_fact() {
 	python3 "$CHECKOUT_DIR/pufferlib/tank/hostfacts.py" "$@"
 }
 
+# pufferlib/tank/settings.py, run from this checkout like host_fact: the settings file puffertank reads (the
+# fleet's registry), the checks of its values, the registry's port, daemon.json's insecure-registries.
+settings_py() {
+	command -v python3 >/dev/null 2>&1 || return 1
+	python3 "$CHECKOUT_DIR/pufferlib/tank/settings.py" "$@"
+}
+
 # What --variant auto means: the host tooling's one rule (pufferlib/tank/variant.py, `puffertank variant`:
 # cuda when an NVIDIA GPU is on the PCI bus, else cpu), run from this checkout like host_fact. Where python3
 # itself is missing (a minimal Debian before base-tools installs it) there is nothing to ask, and the plan
@@ -600,6 +624,18 @@ validate_options() {
 	fi
 	if [[ -n $IMAGE_LOAD && ! -r $IMAGE_LOAD ]]; then
 		die "--image-load: cannot read $IMAGE_LOAD (make it with: docker save puffertank/lib:$VARIANT -o FILE)"
+	fi
+	if [[ -n $REGISTRY_URL ]]; then
+		local checked rc=0
+		checked=$(settings_py check registry "$REGISTRY_URL" 2>&1) || rc=$?
+		if ((rc == 2)); then
+			printf 'setup-host.sh: --registry-url: %s\n' "${checked#settings.py: error: }" >&2
+			exit 2
+		fi
+		((rc == 0)) || say "note: --registry-url is checked once python3 is installed (the base-tools step)"
+	fi
+	if [[ -n $IMAGE_LOAD && ( -n $REGISTRY_URL || $SERVE_REGISTRY == 1 ) ]]; then
+		die "--image-load and the fleet registry (--registry, --registry-url) do not go together: pass one"
 	fi
 	if [[ -n $TARGET_USER ]] && ! id "$TARGET_USER" >/dev/null 2>&1; then
 		die "--user: no such user '$TARGET_USER'"
@@ -876,6 +912,111 @@ tailscale_login() {
 	[[ -z $made ]] || rm -f -- "$made"
 }
 
+# The fleet's registry. --registry: Debian's docker-registry, bound to this box's Tailscale address (never
+# 0.0.0.0), run by systemd with our config once tailscaled is up. Then, with --registry-url (or this box's
+# own name under --registry): puffertank's settings file names it and Docker may talk plain HTTP to that
+# one name (insecure-registries), which the tailnet's WireGuard encrypts (docs/fleet.md).
+step_registry() {
+	if ((!SERVE_REGISTRY)) && [[ -z $REGISTRY_URL ]]; then
+		return 0
+	fi
+	if ((!DRY_RUN)) && ! command -v python3 >/dev/null 2>&1; then
+		die "the registry step needs python3: run the base-tools step first (--only base-tools)"
+	fi
+	local port
+	port=$(settings_py registry-port) || port="PORT"
+	if ((SERVE_REGISTRY)); then
+		serve_registry "$port"
+	fi
+	[[ -n $REGISTRY_URL ]] || return 0
+	use_registry "$REGISTRY_URL"
+}
+
+# This box's Tailscale IPv4 address and MagicDNS name (placeholders in a dry run where tailscale is not up).
+tailscale_address() {
+	local ip=""
+	ip=$(tailscale ip -4 2>/dev/null | head -n1) || ip=""
+	if [[ -z $ip ]]; then
+		((DRY_RUN)) || die "the registry is served on the Tailscale address, and tailscale has none here: run the tailscale step first (tailscale up)"
+		ip=TAILSCALE-IP
+	fi
+	printf '%s' "$ip"
+}
+
+tailscale_name() {
+	local name=""
+	name=$(tailscale status --json 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["Self"]["DNSName"].rstrip("."))' 2>/dev/null) || name=""
+	if [[ -z $name ]]; then
+		((DRY_RUN)) || die "no MagicDNS name for this box (tailscale status --json): pass --registry-url HOST:PORT"
+		name=THIS-BOX.TAILNET.ts.net
+	fi
+	printf '%s' "$name"
+}
+
+# --registry without --registry-url: the fleet finds this box's registry by its MagicDNS name.
+ensure_registry_url() {
+	((SERVE_REGISTRY)) && [[ -z $REGISTRY_URL ]] || return 0
+	local port
+	port=$(settings_py registry-port) || port="PORT"
+	REGISTRY_URL="$(tailscale_name):$port"
+}
+
+serve_registry() {
+	local port=$1 ip running=0
+	ip=$(tailscale_address)
+	ensure_registry_url
+	if have_systemd && systemctl is-active --quiet docker-registry 2>/dev/null; then running=1; fi
+	ensure_file "$REGISTRY_CONFIG" 0644 "# the fleet's registry, written by provision/setup-host.sh --registry (docs/fleet.md)
+version: 0.1
+log:
+  fields:
+    service: registry
+storage:
+  filesystem:
+    rootdirectory: $REGISTRY_STORAGE
+  delete:
+    enabled: true
+http:
+  addr: $ip:$port
+  headers:
+    X-Content-Type-Options: [nosniff]"
+	local config_changed=$STEP_ACTIONS
+	# Written before the package is installed, so its first start already uses our config.
+	ensure_file "$REGISTRY_DROPIN" 0644 "[Unit]
+After=tailscaled.service network-online.target
+Wants=tailscaled.service network-online.target
+
+[Service]
+ExecStart=
+ExecStart=/usr/bin/docker-registry serve $REGISTRY_CONFIG
+Restart=on-failure
+RestartSec=5"
+	if ((STEP_ACTIONS)) && have_systemd; then act systemctl daemon-reload; fi
+	apt_install --no-recommends docker-registry
+	ensure_service docker-registry
+	if ((config_changed && running)); then restart_service docker-registry; fi
+	info "registry served at http://$ip:$port (reachable on the tailnet only) as $REGISTRY_URL"
+}
+
+use_registry() {
+	local url=$1 current=""
+	current=$(settings_py get registry 2>/dev/null) || current=""
+	if [[ $current != "$url" ]]; then
+		act python3 "$CHECKOUT_DIR/pufferlib/tank/settings.py" set registry "$url"
+	fi
+	local wanted before=$STEP_ACTIONS
+	if wanted=$(settings_py daemon-json "$DAEMON_JSON" "$url"); then
+		ensure_file "$DAEMON_JSON" 0644 "$wanted"
+	elif ((DRY_RUN)); then
+		note_action
+		info "would add $url to insecure-registries in $DAEMON_JSON (python3 is installed by the base-tools step)"
+	else
+		die "cannot add $url to $DAEMON_JSON: $(settings_py daemon-json "$DAEMON_JSON" "$url" 2>&1 | head -n1)"
+	fi
+	if ((STEP_ACTIONS > before)); then restart_service docker; fi
+}
+
 step_docker_group() {
 	if [[ -z $TARGET_USER || $TARGET_USER == root ]]; then
 		warn "no user to add to the docker group (pass --user NAME, or run through sudo)"
@@ -940,12 +1081,21 @@ step_image() {
 	fi
 	if [[ -n $have ]]; then
 		info "$tag present (${have:7:12}); rebuild after changes with: puffertank build --variant $VARIANT"
+		if [[ -n $REGISTRY_URL ]] || ((SERVE_REGISTRY)); then
+			info "share it with the fleet: puffertank push; on the other boxes: puffertank pull"
+		fi
 		return 0
 	fi
 	local repo=${REPO_DIR:-$CHECKOUT_DIR}
 	[[ -f $repo/pyproject.toml && -f $repo/Dockerfile.base ]] ||
 		die "no PufferTank checkout at $repo (pass --repo DIR, or --image-load FILE)"
 	ensure_host_tooling "$repo"
+	ensure_registry_url
+	if [[ -n $REGISTRY_URL ]] && ((!SERVE_REGISTRY)); then
+		# box 2..N: the image box 1 built and pushed, only the layers it lacks (docs/fleet.md)
+		act "$VENV_DIR/bin/puffertank" pull --registry "$REGISTRY_URL" --variant "$VARIANT"
+		return 0
+	fi
 	# The image's user gets the researcher's UID/GID: files in mounted folders stay theirs, and the dev
 	# container has nothing to renumber (so its venv stays writable).
 	local build=("$VENV_DIR/bin/puffertank" build --variant "$VARIANT" --source "$repo")
@@ -954,6 +1104,9 @@ step_image() {
 	fi
 	[[ -n $TORCH_INDEX ]] && build+=(--torch-index "$TORCH_INDEX")
 	act "${build[@]}"
+	if ((SERVE_REGISTRY)); then
+		act "$VENV_DIR/bin/puffertank" push --registry "$REGISTRY_URL" --variant "$VARIANT"
+	fi
 }
 
 # ---- verify: doctor's checks and setup's own, in a readable report ------------------------------------------
@@ -1121,6 +1274,7 @@ parse_args() {
 	while (($#)); do
 		case $1 in
 		--dry-run) DRY_RUN=1 ;;
+		--registry) SERVE_REGISTRY=1 ;;
 		--verbose) VERBOSE=1 ;;
 		--only | --skip)
 			[[ $# -ge 2 ]] || die "$1 needs a step name; steps are: ${STEPS[*]}"
@@ -1138,7 +1292,7 @@ parse_args() {
 			;;
 		--driver | --driver-branch | --driver-flavor | --docker | --docker-version | --toolkit-version | \
 			--tailscale-authkey-file | --tailscale-tags | --tailscale-hostname | --tailscale-version | --user | \
-			--variant | --torch-index | --image-load | --repo)
+			--variant | --torch-index | --image-load | --repo | --registry-url)
 			[[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"
 			case $1 in
 			--driver) DRIVER_SOURCE=$2 ;;
@@ -1156,6 +1310,7 @@ parse_args() {
 			--torch-index) TORCH_INDEX=$2 ;;
 			--image-load) IMAGE_LOAD=$2 ;;
 			--repo) REPO_DIR=$2 ;;
+			--registry-url) REGISTRY_URL=$2 ;;
 			esac
 			shift
 			;;

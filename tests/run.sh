@@ -25,6 +25,14 @@ install_system_packages() {
   engine_apt_install gcc libc6-dev python3-dev
   # Gym-MicroRTS runs MicroRTS on a JVM, as in the image
   engine_apt_install openjdk-17-jre-headless
+  # the fleet's registry: the push/pull tests serve Debian's docker-registry on loopback with a config of
+  # their own; the package's service (every interface, port 5000) is not wanted on a test machine
+  if ! command -v docker-registry >/dev/null; then
+    engine_apt_install docker-registry
+    if command -v systemctl >/dev/null && systemctl is-active -q docker-registry 2>/dev/null; then
+      systemctl disable --now docker-registry
+    fi
+  fi
 }
 
 install_python() {

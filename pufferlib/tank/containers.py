@@ -190,7 +190,14 @@ def run_captured(client: docker.DockerClient, spec: RunSpec, fix: str = "puffert
     """
     start = time.monotonic()
     with tracked(client, spec, fix) as container:
-        container.start()
+        try:
+            container.start()
+        except docker.errors.APIError as exc:  # e.g. the command is not in the image: not a puffertank image
+            raise TankError(
+                f"cannot start {spec.command[0] if spec.command else 'the command'} in {spec.image}: "
+                f"{exc.explanation or exc}",
+                fix,
+            ) from None
         timed_out = False
         try:
             code = int(container.wait(timeout=spec.timeout).get("StatusCode", 1))

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 
 import docker  # docker.errors comes with it
 
-from pufferlib.tank import cuda, hostfacts, variant
+from pufferlib.tank import cuda, hostfacts, registry, settings, variant
 from pufferlib.tank.build.buildkit import find_build_cli
 from pufferlib.tank.build.freshness import freshness, local_image
 from pufferlib.tank.build.resolve import torch_version
@@ -364,6 +364,44 @@ def check_images(host: Host) -> Check:
     return Check("images", PASS, detail)
 
 
+def check_registry(host: Host) -> Check:
+    """Whether the local lib image of this machine's variant is the one the fleet's registry has."""
+    try:
+        address = settings.get("registry")
+    except settings.SettingError as exc:
+        return Check("registry", FAIL, exc.message, exc.fix)
+    if not address:
+        return Check(
+            "registry",
+            SKIP,
+            f"no fleet registry set (PUFFERTANK_REGISTRY, or registry= in {settings.config_file()})",
+        )
+    if host.client is None:
+        return Check("registry", SKIP, "Docker is not reachable")
+    wanted = variant.auto_variant()
+    ref = image_ref("lib", wanted)
+    try:
+        there = registry.Registry(address, timeout=10).remote(*ref.rsplit(":", 1))
+    except TankError as exc:
+        return Check("registry", WARN, exc.message, exc.fix)
+    here = local_image(host.client, ref)
+    pull = f"puffertank pull --registry {address} --variant {wanted}"
+    push = f"puffertank push --registry {address} --variant {wanted}"
+    if there is None:
+        detail = f"{address} has no {ref}" + ("" if here else ", and this box has none either")
+        return Check("registry", WARN, detail, f"{push} (on the box that built it)")
+    if here is None:
+        return Check("registry", WARN, f"{ref} is not here; {address} has {there.config_digest[:19]}", pull)
+    if here.id == there.config_digest:
+        return Check("registry", PASS, f"{ref} matches {address}'s ({here.id[:19]})")
+    return Check(
+        "registry",
+        WARN,
+        f"{ref} differs from {address}'s: here {here.id[:19]}, registry {there.config_digest[:19]}",
+        f"{pull} (take the fleet's), or {push} (publish this box's)",
+    )
+
+
 def check_tailscale(host: Host) -> Check:
     exe = shutil.which("tailscale")
     if exe is None:
@@ -397,6 +435,7 @@ CHECKS: list[Callable[[Host], Check]] = [
     check_shm,
     check_disk,
     check_images,
+    check_registry,
     check_tailscale,
 ]
 
@@ -452,7 +491,8 @@ def report(checks: list[Check]) -> dict:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "doctor",
-        help="check this host (Docker, BuildKit, NVIDIA driver and runtime, disk, images, Tailscale)",
+        help="check this host (Docker, BuildKit, NVIDIA driver and runtime, disk, images, registry, "
+        "Tailscale)",
         description=(
             "Check this host for PufferTank: each check passes, warns or fails, with the fix. The exit code "
             "is non-zero only when a check fails; a host without a GPU gets warnings, not failures."

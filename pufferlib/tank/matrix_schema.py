@@ -9,8 +9,10 @@ from typing import Any
 
 from pufferlib.tank.errors import UsageError
 
-SCHEMA = 3  # 1 = the files written before the field existed (no "schema" key); 3 added --every-host's keys
-READS = (2, 3)  # 2 lacks only keys 3 added (every_host, host_seconds, host_differences), which default
+SCHEMA = 4  # 1 = the files written before the field existed (no "schema" key); 3 added --every-host's keys;
+# 4 added `digests` (every host's image id)
+READS = (2, 3, 4)  # 2 and 3 lack only keys added since (every_host, host_seconds, host_differences, digests),
+# which default
 
 
 def check_schema(data: Any, where: str) -> None:

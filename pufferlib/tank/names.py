@@ -17,6 +17,7 @@ STAGE_LABEL = "puffertank.stage"
 VARIANT_LABEL = "puffertank.variant"
 CUDA_LABEL = "puffertank.cuda-version"  # the CUDA torch was built for ("none" in the cpu variant)
 UID_LABEL = "puffertank.uid"
+PARENT_LABEL = "org.opencontainers.image.base.name"  # on every stage image: the image it was built FROM
 
 
 def image_ref(stage: str, variant: str, namespace: str = NAMESPACE) -> str:

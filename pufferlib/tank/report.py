@@ -62,6 +62,7 @@ class Report:
     every_host: bool = False  # --every-host: each binding ran on every host (rows hold a cell per host)
     host_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # host -> binding -> wall time
     host_differences: list[dict[str, Any]] = field(default_factory=list)  # matrix/hostdiff.py
+    digests: dict[str, str] = field(default_factory=dict)  # host -> the image's id there (schema 4)
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "skip": 0}
@@ -313,11 +314,21 @@ def _cell(
     return f'<td class="cell" data-status="{status}"{attrs}>✓ {cell.seconds:.1f}s{speed}{mark}</td>'
 
 
+def _digests_note(report: Report) -> str:
+    """Over several hosts: that every host ran that image, or (--allow-different-images) which ran what."""
+    if len(report.digests) < 2:
+        return ""
+    if len(set(report.digests.values())) == 1:
+        return f"; the same image on all {len(report.digests)} hosts"
+    each = ", ".join(f"{html.escape(h)}: {html.escape(d[:19])}" for h, d in report.digests.items())
+    return f'; <strong class="differs">different images</strong> ({each})'
+
+
 def _provenance_rows(report: Report) -> list[tuple[str, str]]:
     prov = report.provenance
     rows = [
         ("image", f"<code>{html.escape(report.image)}</code> ({html.escape(report.digest[:19])}), "
-         f"variant {html.escape(report.variant)}"),
+         f"variant {html.escape(report.variant)}{_digests_note(report)}"),
         ("started", f"{html.escape(report.started)}, wall time {report.wall_seconds:.1f} s"),
     ]  # fmt: skip
     if prov.get("command"):

@@ -1,32 +1,25 @@
 """`--host`: bindings spread over two Docker daemons, the second one reached over TLS, and the report says
 which ran what; `--every-host`: every binding on both, and what differs between the two boxes.
 
-The second daemon runs on this machine with its own data root, socket and bridge (and no iptables
-changes, so the first daemon's networking is untouched). It also listens on loopback TCP with
---tlsverify and certificates made here with openssl (a CA, a server certificate for 127.0.0.1, a client
-certificate), the way a remote box would be set up; the lib image is copied in over its unix socket.
-It also sets `--dns` to plugins/host_dependent.py's MARK: a box configured differently, which that
-plugin's bindings notice (one fails its step there, the other draws different frames).
+The second daemon (_daemons.py) runs on this machine as a remote box would be set up, reached over TLS;
+the lib image is copied in over its unix socket. It also sets `--dns` to plugins/host_dependent.py's MARK:
+a box configured differently, which that plugin's bindings notice (one fails its step there, the other
+draws different frames).
 """
 
-import contextlib
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _strict import skip_or_fail
 
 docker = pytest.importorskip("docker")
+
+from _daemons import make_certificates, second_dockerd  # noqa: E402
 
 from pufferlib.matrix_protocol import CHECKS  # noqa: E402
 from pufferlib.tank.engine import TlsOptions  # noqa: E402
@@ -40,132 +33,9 @@ HOST_MARK = "10.213.0.53"  # plugins/host_dependent.py's MARK
 PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=cwd)
-
-
-def make_certificates(folder: Path, name: str = "ca") -> None:
-    """ca.pem, server-cert.pem/server-key.pem (for 127.0.0.1), cert.pem/key.pem (a client): the docker
-    CLI's file names, so `folder` works as DOCKER_CERT_PATH."""
-    folder.mkdir(parents=True)
-    new_key = ["-newkey", "rsa:2048", "-nodes"]
-    _openssl(
-        "req",
-        "-x509",
-        *new_key,
-        "-keyout",
-        "ca-key.pem",
-        "-out",
-        "ca.pem",
-        "-subj",
-        f"/CN={name}",
-        cwd=folder,
-    )
-    for who, key, cert, ext in (
-        (
-            "server",
-            "server-key.pem",
-            "server-cert.pem",
-            "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth",
-        ),
-        ("client", "key.pem", "cert.pem", "extendedKeyUsage=clientAuth"),
-    ):
-        (folder / f"{who}.ext").write_text(ext + "\n")
-        _openssl("req", *new_key, "-keyout", key, "-out", f"{who}.csr", "-subj", f"/CN={who}", cwd=folder)
-        sign = [
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca-key.pem",
-            "-CAcreateserial",
-            "-extfile",
-            f"{who}.ext",
-            "-days",
-            "2",
-        ]
-        _openssl("x509", "-req", "-in", f"{who}.csr", *sign, "-out", cert, cwd=folder)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class SecondDaemon:
-    unix: str  # unix:///.../docker.sock
-    tcp: str  # tcp://127.0.0.1:PORT, TLS with client certificates only
-    certs: Path  # ca.pem, cert.pem, key.pem (DOCKER_CERT_PATH)
-
-    def tls(self) -> TlsOptions:
-        return TlsOptions.resolve(
-            verify=True,
-            cacert=self.certs / "ca.pem",
-            cert=self.certs / "cert.pem",
-            key=self.certs / "key.pem",
-        )
-
-
 @pytest.fixture(scope="module")
 def second_daemon(docker_client, lib_image):
-    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("dockerd", "ip", "openssl")):
-        skip_or_fail("a second Docker daemon needs root, dockerd, ip (iproute2) and openssl")
-    root = Path(tempfile.mkdtemp(prefix="pt-d2-", dir="/tmp"))  # short: unix socket paths are limited
-    bridge = f"ptbr{uuid.uuid4().hex[:6]}"
-    certs = root / "certs"
-    make_certificates(certs)
-    daemon = SecondDaemon(f"unix://{root}/docker.sock", f"tcp://127.0.0.1:{free_port()}", certs)
-    # Never --bridge=none: dockerd then deletes the default docker0 bridge of the first daemon.
-    _ip("link", "add", bridge, "type", "bridge")
-    _ip("addr", "add", "172.31.251.1/24", "dev", bridge)
-    _ip("link", "set", bridge, "up")
-    log = open(root / "dockerd.log", "w")  # noqa: SIM115 (kept open for the daemon's lifetime)
-    proc = subprocess.Popen(
-        [
-            "dockerd",
-            "--data-root",
-            str(root / "data"),
-            "--exec-root",
-            str(root / "exec"),
-            "--pidfile",
-            str(root / "docker.pid"),
-            "-H",
-            daemon.unix,
-            "-H",
-            daemon.tcp,
-            "--tlsverify",
-            "--tlscacert",
-            str(certs / "ca.pem"),
-            "--tlscert",
-            str(certs / "server-cert.pem"),
-            "--tlskey",
-            str(certs / "server-key.pem"),
-            f"--bridge={bridge}",
-            "--dns",
-            HOST_MARK,
-            "--iptables=false",
-            "--ip-masq=false",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    client = None
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(docker.errors.DockerException):
-                client = docker.DockerClient(base_url=daemon.unix, timeout=600)
-                client.ping()
-                break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                pytest.fail(f"second dockerd did not start:\n{(root / 'dockerd.log').read_text()[-2000:]}")
-            time.sleep(0.5)
+    with second_dockerd("--dns", HOST_MARK) as daemon:
         start = time.monotonic()
         save = subprocess.Popen(["docker", "save", lib_image], stdout=subprocess.PIPE)
         subprocess.run(
@@ -177,21 +47,6 @@ def second_daemon(docker_client, lib_image):
             f"{time.monotonic() - start:.0f}s"
         )
         yield daemon
-    finally:
-        if client is not None:
-            for c in client.containers.list(all=True):
-                with contextlib.suppress(docker.errors.APIError):
-                    c.remove(force=True)
-            client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        with contextlib.suppress(subprocess.CalledProcessError):
-            _ip("link", "del", bridge)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +135,8 @@ def test_every_binding_ran_on_every_host(every_host_run, second_daemon):
     _, done, doc = every_host_run
     hosts = ["local", second_daemon.tcp]
     assert doc["every_host"] and doc["hosts"] == hosts
+    # one image on both boxes (docker save/load keeps its id), checked before the run and recorded per host
+    assert doc["digests"] == dict.fromkeys(hosts, doc["digest"]), doc["digests"]
     envs = {"ocean/squared", "test/host-step", "test/host-frames"}
     for env in envs:
         for host in hosts:

@@ -22,6 +22,7 @@ from pufferlib.tank.build.buildkit import BuildCli, find_build_cli, run_buildkit
 from pufferlib.tank.build.debian import Log, log_stderr, resolve_base_image
 from pufferlib.tank.build.options import BuildOptions
 from pufferlib.tank.build.plan import CA_SECRET_ID, ChainInputs, Parent, StagePlan, plan_chain, stage_context
+from pufferlib.tank.build.pull_from import RegistryStages
 from pufferlib.tank.build.resolve import pip_settings, resolve_ca_bundle, resolve_torch
 from pufferlib.tank.engine import get_client
 from pufferlib.tank.errors import TankError
@@ -34,7 +35,7 @@ from pufferlib.tank.source import find_source_tree
 @dataclass
 class StageResult:
     stage: str
-    status: str  # "built" or "reused"
+    status: str  # "built", "reused" (here already) or "pulled" (from --pull-from's registry)
     tag: str
     hash_tag: str
     image_id: str
@@ -82,8 +83,13 @@ def build_chain(
     ca = resolve_ca_bundle(opts, pip)
     torch = resolve_torch(opts, source, pip)
     client = client or get_client()  # after every check of the options: a wrong one is named, not the engine
+    fleet = None
+    if opts.pull_from:
+        fleet = RegistryStages(opts.pull_from, client, opts.variant, opts.namespace, log)
     start = time.monotonic()
     with machine_lock("build", waiting_message="puffertank: waiting for another puffertank build to finish"):
+        if fleet is not None:
+            fleet.align_debian_base()
         debian = resolve_base_image(client, opts.base_image, log)
         inputs = ChainInputs(
             source=source,
@@ -104,8 +110,11 @@ def build_chain(
         cli: BuildCli | None = None
         for plan in plan_chain(inputs):
             existing = None if opts.no_cache else _find_by_hash(client, plan.stage.name, plan.content_hash)
+            pulled = None if existing is not None or fleet is None else fleet.stage(plan)
             if existing is not None:
                 results[plan.stage.name] = _reuse(plan, existing, log)
+            elif pulled is not None:
+                results[plan.stage.name] = _reuse(plan, pulled, log, "pulled")
             else:
                 cli = cli or find_build_cli()
                 results[plan.stage.name] = _build(plan, source, cli, client, opts, log)
@@ -116,12 +125,13 @@ def build_chain(
     return chain
 
 
-def _reuse(plan: StagePlan, image: Image, log: Log) -> StageResult:
+def _reuse(plan: StagePlan, image: Image, log: Log, status: str = "reused") -> StageResult:
     for ref in (plan.tag, plan.hash_tag):
         image.tag(*ref.rsplit(":", 1))
     name = plan.stage.name
-    log(f"  {name:<4} up to date: {plan.tag} ({plan.hash_tag}); inputs unchanged, not rebuilt")
-    return StageResult(name, "reused", plan.tag, plan.hash_tag, image.id, plan.content_hash, 0.0)
+    if status == "reused":
+        log(f"  {name:<4} up to date: {plan.tag} ({plan.hash_tag}); inputs unchanged, not rebuilt")
+    return StageResult(name, status, plan.tag, plan.hash_tag, image.id, plan.content_hash, 0.0)
 
 
 def _build(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pufferlib.tank import variant
+from pufferlib.tank import registry, variant
 from pufferlib.tank.build import timings
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.options import DEFAULT_BASE_IMAGE, BuildOptions
@@ -54,6 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source", type=Path, help="PufferTank source tree (default: found from the cwd)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed per stage (default 3600)")
     p.add_argument("--keep-old", action="store_true", help="keep superseded content-hash tags")
+    p.add_argument(
+        "--pull-from",
+        nargs="?",
+        const="",
+        metavar="HOST:PORT",
+        help="pull the stages the fleet's registry has with the same content hash instead of building them "
+        "(and the Debian base they were built on); without a value: the registry puffertank push/pull use",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="show the full BuildKit log")
     p.set_defaults(func=cmd_build)
 
@@ -76,13 +84,15 @@ def cmd_build(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         verbose=args.verbose,
         keep_old=args.keep_old,
+        pull_from=None if args.pull_from is None else registry.resolve(args.pull_from or None, "--pull-from"),
     )
     chain = build_chain(opts)
     built = [n for n, r in chain.stages.items() if r.status == "built"]
-    print(
-        f"puffertank build: {chain.tag(opts.targets()[-1])} ready in {chain.seconds:.1f} s "
-        f"(built: {', '.join(built) or 'nothing, all up to date'})"
-    )
+    pulled = [n for n, r in chain.stages.items() if r.status == "pulled"]
+    what = ", ".join(built) or ("nothing" if pulled else "nothing, all up to date")
+    if pulled:
+        what += f"; pulled from {opts.pull_from}: {', '.join(pulled)}"
+    print(f"puffertank build: {chain.tag(opts.targets()[-1])} ready in {chain.seconds:.1f} s (built: {what})")
     if args.timings:
         print(timings.report(get_client(), opts))
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pufferlib.tank.errors import UsageError
 from pufferlib.tank.names import NAMESPACE, STAGES, VARIANTS, image_ref
+from pufferlib.tank.settings import SettingError, check_registry
 
 DEFAULT_BASE_IMAGE = "debian:12-slim"
 
@@ -31,6 +32,7 @@ class BuildOptions:
     timeout: float = 3600.0  # per stage
     verbose: bool = False
     keep_old: bool = False  # keep the previous content-hash tags (default: untag them, freeing the space)
+    pull_from: str | None = None  # a registry (HOST:PORT) whose stages with the same content hash are pulled
 
     def validate(self) -> None:
         if self.variant not in VARIANTS:
@@ -48,6 +50,13 @@ class BuildOptions:
                 f"--namespace {self.namespace!r} is not a valid image repository prefix",
                 "use lowercase letters, digits and . _ / -",
             )
+        if self.pull_from is not None:
+            try:
+                check_registry(self.pull_from, "--pull-from")
+            except SettingError as exc:
+                raise UsageError(exc.message, exc.fix) from None
+            if self.no_cache:
+                raise UsageError("--pull-from and --no-cache do not go together", "pass one of them")
         for name in ("uid", "gid"):
             if not 1 <= getattr(self, name) < 2**31:
                 raise UsageError(

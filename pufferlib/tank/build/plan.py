@@ -25,6 +25,7 @@ from pufferlib.tank.errors import TankError
 from pufferlib.tank.names import (
     CUDA_LABEL,
     HASH_LABEL,
+    PARENT_LABEL,
     STAGE_LABEL,
     STAGES,
     UID_LABEL,
@@ -220,7 +221,7 @@ def plan_chain(inputs: ChainInputs) -> list[StagePlan]:
             **common,
             STAGE_LABEL: name,
             VARIANT_LABEL: inputs.variant,
-            "org.opencontainers.image.base.name": parent.ref,
+            PARENT_LABEL: parent.ref,
         }
         if name == "base":  # only base reads these; envs and lib inherit its labels
             if inputs.torch is None:

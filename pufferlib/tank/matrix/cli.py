@@ -15,7 +15,7 @@ from pufferlib.tank.matrix.baseline import check_fail_on, compare, load_baseline
 from pufferlib.tank.matrix.baseline import exit_status as baseline_status
 from pufferlib.tank.matrix.commands import registered_bindings
 from pufferlib.tank.matrix.history import write_history
-from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image
+from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image, require_same_image
 from pufferlib.tank.matrix.plan import Plan, select
 from pufferlib.tank.matrix.progress import Progress
 from pufferlib.tank.matrix.run import progress_names, run_matrix
@@ -64,6 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run every binding on every --host (two or more) instead of spreading them, to compare the "
         "boxes: a column group per host and the cells that differ between them",
+    )
+    p.add_argument(
+        "--allow-different-images",
+        action="store_true",
+        help="run even when the hosts' images differ (refused by default: the report would show two "
+        "images as one); matrix.json records every host's image id either way",
     )
     add_tls_arguments(p)
     p.add_argument(
@@ -177,8 +183,15 @@ def _plan(args: argparse.Namespace) -> Plan:
     hosts = [Host.connect(url, tls, args.insecure) for url in (args.host or ["local"])]
     variant = auto.auto_variant() if args.variant == "auto" else args.variant
     image = args.image or image_ref("lib", variant)
-    for host in hosts:
-        require_host_image(host, image, variant)
+    digests = {host.url: require_host_image(host, image, variant).id for host in hosts}
+    if not args.allow_different_images:
+        require_same_image(digests, image, variant)
+    elif len(set(digests.values())) > 1:
+        print(
+            f"puffertank matrix: different images under {image}, as allowed: "
+            + ", ".join(f"{url} {digest[:19]}" for url, digest in digests.items()),
+            file=sys.stderr,
+        )
     plugins = [p.resolve() for p in args.plugin]
     plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, repeats=repeats, gpus=args.gpus)
     plan.patterns = list(args.env)

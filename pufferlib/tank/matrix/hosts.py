@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 import docker
 
+from pufferlib.tank import registry
 from pufferlib.tank.engine import TlsOptions, connect, get_client, require_image
+from pufferlib.tank.errors import UsageError
 
 LABEL = "puffertank.matrix"  # every matrix container carries LABEL=<run id>
 
@@ -30,8 +32,33 @@ class Host:
 def require_host_image(host: Host, image: str, variant: str) -> docker.models.images.Image:
     fix = f"puffertank build --variant {variant}"
     if host.url != "local":
-        fix = f"DOCKER_HOST={host.url} {fix}  (or: docker save {image} | docker -H {host.url} load)"
+        at = registry.configured() or "HOST:PORT"
+        fix = (
+            f"DOCKER_HOST={host.url} puffertank pull --registry {at} --variant {variant} (after puffertank "
+            f"push from the box that built it), or DOCKER_HOST={host.url} {fix}"
+        )
     return require_image(host.client, image, fix, where=host.url)
+
+
+def require_same_image(digests: dict[str, str], image: str, variant: str) -> None:
+    """UsageError unless every host's `image` has one id: a matrix over boxes that run different images
+    would report two images as one. `digests`: host URL -> the image's id there."""
+    if len(set(digests.values())) < 2:
+        return
+    first = next(iter(digests.values()))
+    each = ", ".join(f"{url} {digest[:19]}" for url, digest in digests.items())
+    at = registry.configured() or "HOST:PORT"
+    others = [url for url, digest in digests.items() if digest != first]
+
+    def on(url: str) -> str:
+        return "" if url == "local" else f"DOCKER_HOST={url} "
+
+    pulls = "; ".join(f"{on(url)}puffertank pull --registry {at} --variant {variant}" for url in others)
+    raise UsageError(
+        f"the hosts have different images under {image}: {each}",
+        f"make them one image: {on(next(iter(digests)))}puffertank push --registry {at} --variant {variant}, "
+        f"then {pulls}; or pass --allow-different-images to compare different images on purpose",
+    )
 
 
 def cleanup(hosts: list[Host], run_id: str) -> int:

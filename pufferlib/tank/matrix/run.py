@@ -29,6 +29,7 @@ def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:
     report = Report(
         image=plan.image,
         digest=plan.hosts[0].client.images.get(plan.image).id,
+        digests={h.url: h.client.images.get(plan.image).id for h in plan.hosts},
         variant=plan.variant,
         hosts=[h.url for h in plan.hosts],
         started=started,
