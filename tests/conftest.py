@@ -12,3 +12,18 @@ def pytest_configure(config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:
         signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def _hermetic_native_homes() -> None:
+    """Envs a user built (`puffer build-native PATH`) and the PufferLib 3.0 catalog are registered from
+    folders under the home directory: the tests start from empty ones, so the registry they see is the
+    shipped one (tests that build envs point these variables at their own folders)."""
+    import os
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="puffertank-test-homes-")
+    os.environ["PUFFER_NATIVE_HOME"] = os.path.join(root, "native")
+    os.environ["PUFFER_PL3_HOME"] = os.path.join(root, "pufferlib3")
+
+
+_hermetic_native_homes()

@@ -62,6 +62,9 @@ install_python() {
   # training stack (pyproject's kinetix extra says why)
   "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[kinetix]"
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "${pins[@]}" kinetix-env jax2d jaxgl gymnax
+  # PufferLib 3.0's sdist (pinned by sha256 in pufferlib/ocean/contracts/catalog.py): its Ocean catalog is built
+  # and audited by tests/unit/test_pufferlib3_catalog.py, which uses no network
+  "$VENV/bin/python" -m pufferlib.ocean.contracts.catalog fetch >/dev/null
 }
 
 lint() {

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -34,6 +35,7 @@ INDEX = "https://pypi.org/simple/pufferlib/"  # PyPI's JSON simple API (PEP 691)
 FAMILY = "pufferlib3"
 CATALOG = "catalog.json"
 RAYLIB = "raylib-5.5_linux_amd64"
+AUDIT_RUNGS = ("probe", "seeding", "masks", "lifecycle", "asan", "outputs")
 
 
 def catalog_home() -> Path:
@@ -118,11 +120,29 @@ def build_all(sdist: Path, out: Path, only: list[str] | None = None) -> dict[str
                 first = text.split(":", 1)[-1].strip().splitlines()
                 results[name] = {"available": False, "rung": rung, "finding": _first_error(first)}
             else:
-                results[name] = {"available": True, "agents_per_env": m.agents_per_env}
+                results[name] = {"available": True, "agents_per_env": m.agents_per_env, **audited(out, name)}
             entry = results[name]
             print(f"{name}: {'available' if entry['available'] else entry['finding']}", flush=True)
     (out / CATALOG).write_text(json.dumps({"version": VERSION, "sha256": SHA256, "envs": results}, indent=1))
     return results
+
+
+def audited(out: Path, name: str) -> dict:
+    """The testing ladder on a built env in a child process (audit.py); a failed rung makes it unavailable."""
+    cmd = [sys.executable, "-m", "pufferlib.ocean.contracts.audit", str(out), name]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        died = f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit {done.returncode}"
+        last = (done.stderr.strip().splitlines() or [died])[-1]
+        return {
+            "available": False,
+            "rung": "audit",
+            "finding": f"the audit process died ({died}): {last}"[:300],
+        }
+    result = json.loads(done.stdout)[name]
+    if result["rung"]:
+        return {"available": False, **result}
+    return {"audited": list(AUDIT_RUNGS), "notes": result["notes"]}
 
 
 def _first_error(lines: list[str]) -> str:

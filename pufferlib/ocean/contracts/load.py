@@ -12,6 +12,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.ocean.contracts import Manifest, built, home
 
@@ -42,7 +44,8 @@ def _module(qualified: str, path: Path) -> types.ModuleType:
 
 @functools.cache
 def pl3_class(folder: Path) -> type:
-    """The PufferEnv class of a built 3.0 env, its `<name>.py` importing our `binding` as upstream's does.
+    """The PufferEnv class of a built 3.0 env (its actions checked), its `<name>.py` importing our `binding`
+    as upstream's does.
 
     `from pufferlib.ocean.<name> import binding` must find the module: it is placed in sys.modules as
     `pufferlib.ocean.<name>.binding`, under a package made for it (or, where pufferlib.ocean has a module of
@@ -67,7 +70,7 @@ def pl3_class(folder: Path) -> type:
         raise EnvironmentSetupError(f"{m.name}.py defines no pufferlib.PufferEnv subclass")
     plain = m.name.replace("_", "").lower()
     classes.sort(key=lambda c: (not c.__name__.lower().startswith(plain), c.__name__))
-    return classes[0]
+    return checked(classes[0])
 
 
 def construct(cls: type, **kwargs: Any) -> PufferEnv:
@@ -83,6 +86,32 @@ def construct(cls: type, **kwargs: Any) -> PufferEnv:
         valid = [p for p in params if p not in ("self", "buf")]
         raise TypeError(f"{cls.__name__} takes no {', '.join(unknown)}; it takes {', '.join(valid)}")
     return cls(**kwargs)
+
+
+def check_actions(space: Any, actions: Any) -> None:
+    """ValueError unless `actions` are valid in `space`: a 3.0 env indexes its tables with them unchecked, so
+    an action out of range (or not integral, or not finite) must not reach its C."""
+    a = np.asarray(actions)
+    nvec = getattr(space, "nvec", None)
+    high = getattr(space, "n", None) if nvec is None else nvec
+    if high is None:
+        if not np.isfinite(a).all():
+            raise ValueError(f"actions must be finite numbers in {space}")
+        return
+    if a.dtype.kind not in "iub" and not (a.dtype.kind == "f" and np.array_equal(a, np.floor(a))):
+        raise ValueError(f"actions must be integers in {space}, got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or (a.reshape(-1, *np.shape(high)) >= high).any()):
+        raise ValueError(f"an action is outside {space}: min {a.min()}, max {a.max()}")
+
+
+def checked(cls: type) -> type:
+    """`cls` with its step behind check_actions (a subclass: no reference cycle holds an env's buffers)."""
+
+    def step(self: Any, actions: Any):
+        check_actions(self.single_action_space, actions)
+        return cls.step(self, actions)
+
+    return type(cls.__name__, (cls,), {"step": step, "__module__": cls.__module__, "__doc__": cls.__doc__})
 
 
 @functools.cache

@@ -167,7 +167,7 @@ class NativeEnv(PufferEnv):
             self.module.vec_close(self._handle)
 
     def __del__(self) -> None:  # the capsule frees the envs too; this only drops the buffers sooner
-        if "sys" in globals() and not sys.is_finalizing():
+        if globals().get("sys") is not None and not sys.is_finalizing():
             handle = getattr(self, "_handle", None)
             if handle is not None:
                 self.module.vec_close(handle)

@@ -16,6 +16,9 @@
  * - Buffers are checked against each other: vec_init needs num_envs rows in every buffer, C-contiguous, and an
  *   action buffer of 4-byte items (int32 or float32); a mismatch is a ValueError naming the buffer.
  * - vec_render's env index is bounds-checked; vec_step releases the GIL (c_step touches no Python object).
+ * - shared() runs after srand(its seed kwarg, else 0): shared levels and maps are the same in every run.
+ * - Each env's rewards and terminals are zeroed before its c_step, as 4.0's vector does: 7 of 3.0.0's own 21 available
+ *   envs write terminals only on events (docs/environments.md, the pufferlib3 audit).
  * - Seeding follows the contract exactly (instance i of a vec seeded s: srand(i + s * num_envs) before my_init
  *   and before each reset; kwargs["seed"] holds that number), so a trace here matches upstream's for the same
  *   seed. The process-global rand() makes stepping single-threaded by design: one vec per call, in order.
@@ -171,12 +174,38 @@ static int pt_buffers(PyObject* args, long rows, PyArrayObject* out[5]) {
     return 0;
 }
 
-/* Point env at row `row` of each buffer (rows are the first axis, as the contract lays them out). */
-static void pt_attach(Env* env, PyArrayObject* buf[5], long row) {
+/* An env and the extent of its reward and terminal rows, which we zero before each of its steps (as 4.0's
+ * vector does): an env that writes them only when something happens cannot leave a stale signal. The Env is
+ * the first member, so an Env* and its slot are the same pointer (free(env) frees the slot). */
+typedef struct {
+    Env env;
+    void* rewards;
+    void* terminals;
+    size_t reward_bytes, terminal_bytes;
+} PtSlot;
+
+static Env* pt_new_env(void) { return (Env*)calloc(1, sizeof(PtSlot)); }
+
+static void pt_clear_outputs(Env* env) {
+#ifdef PT_NO_CLEAR /* the audit's build: what the env itself writes (audit.py) */
+    (void)env;
+    return;
+#endif
+    PtSlot* slot = (PtSlot*)env;
+    memset(slot->rewards, 0, slot->reward_bytes);
+    memset(slot->terminals, 0, slot->terminal_bytes);
+}
+
+/* Point env at `rows` rows from `row` of each buffer (rows are the first axis, as the contract lays them out). */
+static void pt_attach(Env* env, PyArrayObject* buf[5], long row, long rows) {
+    PtSlot* slot = (PtSlot*)env;
     env->observations = (void*)((char*)PyArray_DATA(buf[0]) + row * PyArray_STRIDE(buf[0], 0));
     env->actions = (void*)((char*)PyArray_DATA(buf[1]) + row * PyArray_STRIDE(buf[1], 0));
     env->rewards = (void*)((char*)PyArray_DATA(buf[2]) + row * PyArray_STRIDE(buf[2], 0));
     env->terminals = (void*)((char*)PyArray_DATA(buf[3]) + row * PyArray_STRIDE(buf[3], 0));
+    slot->rewards = (void*)env->rewards, slot->terminals = (void*)env->terminals;
+    slot->reward_bytes = (size_t)rows * PyArray_ITEMSIZE(buf[2]);
+    slot->terminal_bytes = (size_t)rows * PyArray_ITEMSIZE(buf[3]);
 }
 
 static int pt_seed_arg(PyObject* obj, long* seed) {
@@ -225,9 +254,13 @@ static PyObject* env_init(PyObject* self, PyObject* args, PyObject* kwargs) {
         return NULL;
     }
     if (pt_buffers(args, 1, buf) < 0 || pt_seed_arg(PyTuple_GetItem(args, 5), &seed) < 0) return NULL;
-    Env* env = calloc(1, sizeof(Env));
+    if (PyArray_DIM(buf[3], 0) != PyArray_DIM(buf[2], 0)) {
+        PyErr_SetString(PyExc_ValueError, "rewards and terminals must have the same number of rows");
+        return NULL;
+    }
+    Env* env = pt_new_env();
     if (!env) return PyErr_NoMemory();
-    pt_attach(env, buf, 0);
+    pt_attach(env, buf, 0, (long)PyArray_DIM(buf[2], 0));
     if (pt_init(env, kwargs, seed) < 0 || pt_add(&pt_envs, env) < 0) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         free(env);
@@ -253,6 +286,7 @@ static PyObject* env_step(PyObject* self, PyObject* args) {
     (void)self;
     Env* env = pt_env(PyTuple_GetItem(args, 0));
     if (!env) return NULL;
+    pt_clear_outputs(env);
     c_step(env);
     Py_RETURN_NONE;
 }
@@ -357,14 +391,14 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
     }
     vec->num_envs = (int)num_envs;
     for (long i = 0; i < num_envs; i++) {
-        Env* env = calloc(1, sizeof(Env));
+        Env* env = pt_new_env();
         if (!env || pt_add(&pt_envs, env) < 0) {
             free(env);
             pt_vec_free(vec, 1);
             return PyErr_NoMemory();
         }
         vec->envs[i] = env;
-        pt_attach(env, buf, i);
+        pt_attach(env, buf, i, 1);
         if (pt_init(env, kwargs, i + seed * num_envs) < 0) {
             pt_vec_free(vec, 1);
             return NULL;
@@ -421,7 +455,10 @@ static PyObject* vec_step(PyObject* self, PyObject* args) {
     VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
     if (!vec) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    for (int i = 0; i < vec->num_envs; i++) c_step(vec->envs[i]);
+    for (int i = 0; i < vec->num_envs; i++) {
+        pt_clear_outputs(vec->envs[i]);
+        c_step(vec->envs[i]);
+    }
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -476,6 +513,16 @@ static PyObject* vec_close(PyObject* self, PyObject* args) {
     Py_RETURN_NONE;
 }
 
+/* shared(**kw): the env's state shared by its instances (levels, maps), made after srand(kw["seed"], else 0)
+ * so that it does not depend on what called rand() before (upstream leaves the global state as it was). */
+static PyObject* pt_shared(PyObject* self, PyObject* args, PyObject* kwargs) {
+    PyObject* seed = kwargs ? PyDict_GetItemString(kwargs, "seed") : NULL;
+    long s = seed && PyLong_Check(seed) ? PyLong_AsLong(seed) : 0;
+    if (PyErr_Occurred()) return NULL;
+    srand((unsigned)s);
+    return my_shared(self, args, kwargs);
+}
+
 #ifndef MY_METHODS
 #define MY_METHODS {NULL, NULL, 0, NULL}
 #endif
@@ -495,7 +542,7 @@ static PyMethodDef pt_methods[] = {
     {"vec_log", vec_log, METH_VARARGS, "vec_log(vec) -> dict"},
     {"vec_render", vec_render, METH_VARARGS, "vec_render(vec, index)"},
     {"vec_close", vec_close, METH_VARARGS, "vec_close(vec)"},
-    {"shared", (PyCFunction)(void (*)(void))my_shared, METH_VARARGS | METH_KEYWORDS, "shared(**kw): the env's shared state"},
+    {"shared", (PyCFunction)(void (*)(void))pt_shared, METH_VARARGS | METH_KEYWORDS, "shared(**kw): the env's shared state"},
     MY_METHODS,
     {NULL, NULL, 0, NULL},
 };

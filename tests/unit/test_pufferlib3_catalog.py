@@ -1,0 +1,162 @@
+"""pufferlib3/<name>: PufferLib 3.0.0's own Ocean envs, built unchanged from its pinned sdist through our 3.0
+header and audited by the testing ladder (pufferlib/ocean/contracts/catalog.py, audit.py).
+
+The catalog is built once per version of what builds it (the contract headers and modules, the sdist pin):
+~2.5 min on 2 cores, kept under ~/.cache/puffertank/pufferlib3-catalog/<hash>. tests/run.sh fetches the sdist
+(the tests themselves use no network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pufferlib.ocean.contracts import HERE, catalog, load
+
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs" / "environments.md"
+
+
+def builder_hash() -> str:
+    digest = hashlib.sha256(catalog.SHA256.encode())
+    for path in sorted([*HERE.rglob("*.py"), *HERE.rglob("*.h"), HERE.parent / "native" / "build.py"]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    sdist = catalog.sdist_cache() / catalog.SDIST
+    assert sdist.is_file(), (
+        f"{sdist} is missing: tests/run.sh fetches it (python -m pufferlib.ocean.contracts.catalog fetch)"
+    )
+    out = catalog.sdist_cache().parent / "pufferlib3-catalog" / builder_hash()
+    if not (out / catalog.CATALOG).is_file():
+        tmp = out.with_name(out.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "pufferlib.ocean.contracts.catalog",
+            "build",
+            "--sdist",
+            str(sdist),
+            "--out",
+            str(tmp),
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr[-3000:]
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.rename(out)
+    return out
+
+
+def entries(built: Path) -> dict[str, dict]:
+    return json.loads((built / catalog.CATALOG).read_text())["envs"]
+
+
+def test_every_c_env_of_the_sdist_is_available_or_has_its_finding(built):
+    envs = entries(built)
+    assert len(envs) == 31
+    available = [n for n, e in envs.items() if e["available"]]
+    assert len(available) >= 21, f"{len(available)} available: {sorted(set(envs) - set(available))} are not"
+    for name, entry in envs.items():
+        if entry["available"]:
+            assert entry["audited"] == list(catalog.AUDIT_RUNGS), name
+        else:
+            assert entry["rung"] in ("build", "probe", *catalog.AUDIT_RUNGS) and entry["finding"], (
+                name,
+                entry,
+            )
+
+
+def test_docs_table_is_the_audit(built):
+    """docs/environments.md's audit table lists exactly the unavailable envs, each with a rung it failed (an
+    env can fail several: grid's seeding depends on the run, its leak does not)."""
+    table = dict(re.findall(r"^\| `pufferlib3/(\w+)` \| unavailable: (\w+) \|", DOCS.read_text(), re.M))
+    envs = entries(built)
+    assert set(table) == {n for n, e in envs.items() if not e["available"]}
+    for name, rung in table.items():
+        failed = {envs[name]["rung"], *envs[name].get("failed", {})}
+        assert rung in failed, f"docs say {name} fails {rung}; the audit: {failed}"
+
+
+def test_each_available_env_makes_resets_and_steps_through_our_engine(built):
+    for name, entry in entries(built).items():
+        if not entry["available"]:
+            continue
+        m, _ = load.manifest(name, built)
+        env = load.make(name, root=built, num_envs=2, **dict(m.config.get("env", {})))
+        assert list(env.single_observation_space.shape) == m.obs_shape, name
+        assert env.num_agents == 2 * m.agents_per_env, name
+        env.reset(seed=0)
+        for _ in range(16):
+            space = env.single_action_space
+            actions = np.stack([space.sample() for _ in range(env.num_agents)])
+            env.step(actions)
+            assert np.isfinite(env.rewards).all(), name
+        env.close()
+
+
+def test_puffer_envs_lists_the_catalog_with_its_findings(built):
+    env = {**os.environ, "PUFFER_PL3_HOME": str(built)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", "envs", "--all", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    rows = {r["name"]: r for r in json.loads(done.stdout) if r["name"].startswith("pufferlib3/")}
+    for name, entry in entries(built).items():
+        row = rows[f"pufferlib3/{name}"]
+        assert row["available"] == entry["available"], name
+        if not entry["available"]:
+            assert f"it failed the {entry['rung']} rung of our audit" in row["unavailable"], row
+
+
+def test_puffer_train_learns_pufferlib3_cartpole(built, tmp_path):
+    """Random play keeps the pole up ~22 steps; PufferLib's cartpole scores the episode length."""
+    env = {**os.environ, "PUFFER_PL3_HOME": str(built)}
+    args = [
+        "--rnn.enabled",
+        "false",
+        "--vec.num-envs",
+        "512",
+        "--train.num-steps",
+        "16",
+        "--train.num-minibatches",
+        "4",
+        "--train.learning-rate",
+        "3e-3",
+        "--train.total-timesteps",
+        "200000",
+        "--json",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", "train", "pufferlib3/cartpole", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["solve_metric"] == "score" and summary["score"] > 100, summary
+
+
+def test_the_sdist_must_be_the_pinned_one(tmp_path):
+    fake = tmp_path / catalog.SDIST
+    fake.write_bytes(b"not the sdist")
+    with pytest.raises(SystemExit, match="not the pinned"):
+        catalog.unpack(fake, tmp_path / "out")
