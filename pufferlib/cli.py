@@ -22,7 +22,7 @@ COMMAND_MODULES = (
     "pufferlib.train.cli",
     "pufferlib.train.sweep",
     "pufferlib.bench.cli",
-    "pufferlib.ocean.native.build",
+    "pufferlib.ocean.contracts.cli",
 )
 
 

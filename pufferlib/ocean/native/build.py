@@ -1,4 +1,5 @@
-"""Compile native Ocean envs: the flags pip's build uses (build_ext.py), and `puffer build-native [NAME ...]`.
+"""Compile native Ocean envs: the flags pip's build uses (build_ext.py), and `puffer build-native [NAME ...]`
+(the command itself is pufferlib/ocean/contracts/cli.py, which also builds users' env folders).
 
 Standard library only (build_ext.py loads this file by path, before pufferlib's dependencies exist).
 `puffer build-native cartpole` recompiles one env in place, next to the imported package (a checkout
@@ -53,44 +54,8 @@ def compile_env(binding: Path, out_dir: Path = HERE) -> Path:
     return target
 
 
-def _build_folders(folders: list[str]) -> int:
-    """`puffer build-native PATH ...`: build each env folder (any contract), registered as ocean/<name>."""
-    from pufferlib.environments.ocean_native import SHIPPED
-    from pufferlib.ocean.contracts import build as contracts_build
-    from pufferlib.ocean.contracts import home
-
-    for folder in folders:
-        start = time.perf_counter()
-        try:
-            m = contracts_build.build(Path(folder), shipped=SHIPPED)
-        except contracts_build.BuildError as e:
-            print(f"puffer build-native: {e}", file=sys.stderr)
-            return 2
-        shape = "x".join(map(str, m.obs_shape))
-        print(
-            f"built ocean/{m.name} ({m.contract}) from {folder} in {time.perf_counter() - start:.1f} s: "
-            f"observations {shape} {m.obs_dtype}, actions {m.act_sizes or 'Box'}, "
-            f"{m.agents_per_env} agent(s) per env -> {home() / m.name}"
-        )
-        for line in m.unmapped:
-            print(f"  not mapped from {m.name}.ini: {line}")
-        print(f"  train it: puffer train ocean/{m.name}")
-    return 0
-
-
-def _is_folder(arg: str) -> bool:
-    return "/" in arg or arg in (".", "..") or Path(arg, "binding.c").is_file()
-
-
-def _run(args: argparse.Namespace) -> int:
-    folders = [n for n in args.names if _is_folder(n)]
-    if folders:
-        if len(folders) != len(args.names) or args.source:
-            print(
-                "puffer build-native: give env folders (PATH) or shipped env names, not both", file=sys.stderr
-            )
-            return 2
-        return _build_folders(folders)
+def run(args: argparse.Namespace) -> int:
+    """`puffer build-native [NAME ...] [--source DIR]`: recompile shipped native envs in place."""
     source = Path(args.source) if args.source else HERE
     found = bindings(source)
     if not found:
@@ -117,23 +82,3 @@ def _run(args: argparse.Namespace) -> int:
             return 1
         print(f"built ocean/{name}: {target} ({time.perf_counter() - start:.1f} s)")
     return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "build-native",
-        help="compile native Ocean envs in place (after editing their C)",
-        description="Compile native Ocean envs (pufferlib/ocean/native/<name>/binding.c) next to the "
-        "imported pufferlib package, or build your own env folders (a path: PufferLib 3.0's or 4.0's "
-        "binding contract, or ours) into $PUFFER_NATIVE_HOME as ocean/<folder name>. New processes load "
-        "the new build.",
-    )
-    p.add_argument(
-        "names",
-        nargs="*",
-        metavar="NAME|PATH",
-        help="shipped env names (default: all), or the folders of your own C envs (PufferLib 3.0 or 4.0 "
-        "contract, or ours), each built and registered as ocean/<folder name>",
-    )
-    p.add_argument("--source", help="compile the C of this native/ folder instead (e.g. your checkout's)")
-    p.set_defaults(func=_run)
