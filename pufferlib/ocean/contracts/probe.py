@@ -45,7 +45,6 @@ def guarded(env) -> tuple[dict, dict]:
     for name in BUFFER_NAMES:
         arr = getattr(want, name)
         full = np.zeros((arr.shape[0] + GUARD_ROWS, *arr.shape[1:]), dtype=arr.dtype)
-        full.view(np.uint8)[...] = 0  # zero the rows first, then the guard
         full[arr.shape[0] :].view(np.uint8)[...] = CANARY
         big[name], views[name] = full, full[: arr.shape[0]]
     return big, views
