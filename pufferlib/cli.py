@@ -20,7 +20,7 @@ COMMAND_MODULES = (
     "pufferlib.environments.cli",
     "pufferlib.smoke",
     "pufferlib.train.cli",
-    "pufferlib.train.sweep",
+    "pufferlib.train.scale.sweep",
     "pufferlib.bench.cli",
     "pufferlib.ocean.contracts.cli",
 )

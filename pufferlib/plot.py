@@ -5,7 +5,7 @@
   band are drawn over the stretch of x every seed covers (a seed that solved early ends there;
   nothing is extrapolated), and each seed's own curve faintly in full.
 - `bars(...)`: grouped bars, shared by the chart beside `puffer bench`'s table (`bench_chart`:
-  throughput per backend per env cost) and `python -m pufferlib.train.solve_table`'s
+  throughput per backend per env cost) and `python -m pufferlib.bench.solve_table`'s
   (`solve_chart`: seconds to solve per env).
 
 The format follows each output's suffix (.png or .svg). Figures are made with matplotlib's
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib.train.config import flatten, read_small
-from pufferlib.train.rundir import metrics_lines
+from pufferlib.train.run.rundir import metrics_lines
 
 FORMATS = (".png", ".svg")
 IGNORED_KEYS = {

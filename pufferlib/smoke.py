@@ -366,7 +366,7 @@ def thumbnails(frames) -> list[str]:
     """Base64 PNGs of `frames` for the matrix report's thumbnail strip (a few KB each)."""
     import base64
 
-    from pufferlib.train.video import thumbnail_png
+    from pufferlib.train.run.video import thumbnail_png
 
     return [base64.b64encode(thumbnail_png(frame)).decode("ascii") for frame in frames]
 

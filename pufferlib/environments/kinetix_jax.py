@@ -57,7 +57,7 @@ ENVS = {  # id -> (size, observation type, action type), Kinetix's own names for
 }
 # The bindings the integration matrix exercises (the others are made on demand). An env gets one level unless
 # asked (as every binding: a single-agent env for the smoke check and to_gymnasium); `puffer train` steps 32
-# (TRAIN_NUM_ENVS: [env] num_envs of pufferlib/train/config/kinetix.toml, checked by test_env_kinetix.py).
+# (TRAIN_NUM_ENVS: [env] num_envs of pufferlib/train/configs/kinetix.toml, checked by test_env_kinetix.py).
 # The image holds the registered ids' programs at both sizes (WARM).
 REGISTERED = ("Kinetix-S-SymbolicFlat-MultiDiscrete", "Kinetix-S-Pixels-MultiDiscrete")
 DEFAULT_NUM_ENVS = 1

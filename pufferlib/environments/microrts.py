@@ -69,7 +69,7 @@ MAPS = {
 # bot name -> the Java class gym_microrts.microrts_ai builds (the ones that need no extra setup)
 BOTS = ("randomBiasedAI", "randomAI", "passiveAI", "workerRushAI", "lightRushAI", "coacAI", "naiveMCTSAI")
 REGISTERED = ("4x4", "8x8", "10x10")
-LEARN = "4x4"  # the learning task (pufferlib/train/config/microrts.4x4.toml): win against passiveAI
+LEARN = "4x4"  # the learning task (pufferlib/train/configs/microrts.4x4.toml): win against passiveAI
 START_TIMEOUT = 120.0  # seconds for the child to start its JVM and the games
 
 

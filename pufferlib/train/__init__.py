@@ -68,7 +68,9 @@ def train(
     and its summary.json written (stop_reason "error").
     """
     from pufferlib.train import config as configuration
-    from pufferlib.train import distributed, failure, loop, signals, tracking
+    from pufferlib.train import loop
+    from pufferlib.train.run import failure, signals, tracking
+    from pufferlib.train.scale import distributed
 
     overrides = _overrides(overrides, track)
     main = distributed.is_main()  # under torchrun: rank 0 alone writes the run directory and tracks
@@ -106,7 +108,7 @@ def train(
 def _overrides(overrides: dict[str, Any] | list[str] | None, track: str | Sequence[str]) -> dict[str, Any]:
     """The overrides as flat dotted keys (underscores for dashes), with each track= backend on."""
     from pufferlib.train import config as configuration
-    from pufferlib.train import tracking
+    from pufferlib.train.run import tracking
 
     if isinstance(overrides, list):
         overrides = configuration.parse_args(overrides)
@@ -132,8 +134,8 @@ def _configure(
     continues a run directory with its own config; a new run's directory is checked here, before
     anything is built (off rank 0 there is none, and no tracking)."""
     from pufferlib.train import config as configuration
-    from pufferlib.train import resume as resuming
-    from pufferlib.train import rundir
+    from pufferlib.train.run import resume as resuming
+    from pufferlib.train.run import rundir
 
     if resume is not None:
         if run_dir is not None or checkpoint_dir is not None or "train.run_dir" in overrides:
@@ -164,12 +166,12 @@ def _display(main: bool, quiet: bool, dashboard: bool, progress_seconds: float) 
     """(the live dashboard, a context manager, or None; the display hook, or None): the dashboard
     on a terminal, plain progress lines elsewhere, nothing when quiet or off rank 0."""
     if main and not quiet and dashboard and sys.stdout.isatty():
-        from pufferlib.train.dashboard import Dashboard
+        from pufferlib.train.run.dashboard import Dashboard
 
         board = Dashboard()
         return board, board.update
     if main and not quiet:
-        from pufferlib.train.dashboard import ProgressLines
+        from pufferlib.train.run.dashboard import ProgressLines
 
         return None, ProgressLines(progress_seconds)
     return None, None
@@ -195,7 +197,7 @@ class _Opened:
     def prepare(self, resumed: dict[str, Any] | None) -> list:
         """Once the envs and the policy are built: take the run directory, open the tracking. A run
         resumed without a checkpoint (it saved none) starts again at update 0 in its directory."""
-        from pufferlib.train import rundir, tracking
+        from pufferlib.train.run import rundir, tracking
 
         if self.directory is not None and not self.resuming:
             self.lock = rundir.create(self.directory, self.env_name, self.template)

@@ -13,7 +13,7 @@ from typing import Any
 TRAIN_EPILOG = """\
 Every config value can be overridden: --train.learning-rate 3e-4 --vec.num-envs 16 --train.compile
 (dashes or underscores; --section.key=value works too). Defaults come from
-pufferlib/train/config/default.toml, then <family>.toml, then <family>.<env>.toml, then --config
+pufferlib/train/configs/default.toml, then <family>.toml, then <family>.<env>.toml, then --config
 FILE; --print-config shows the result for ENV. Sections: train, vec, rnn, track (fixed keys),
 policy and env (keyword arguments of the policy class and the environment).
 
@@ -112,7 +112,7 @@ def _errors() -> tuple[type[Exception], ...]:
     from pufferlib import APIUsageError, EnvironmentSetupError
     from pufferlib.environments import UnknownEnvironmentError
     from pufferlib.train.config import ConfigError
-    from pufferlib.train.tracking import TrackingError
+    from pufferlib.train.run.tracking import TrackingError
 
     return (ConfigError, UnknownEnvironmentError, EnvironmentSetupError, APIUsageError, TrackingError)
 
@@ -138,7 +138,7 @@ def _add_launch_flags(p: argparse.ArgumentParser) -> None:
 
 def _launch(args: argparse.Namespace) -> int:
     """torchrun, whose ranks run this same `puffer train` without the launch flags."""
-    from pufferlib.train import distributed
+    from pufferlib.train.scale import distributed
 
     flags = [flag for flag, on in (("--json", args.json), ("--no-dashboard", args.no_dashboard)) if on]
     flags += ["--progress-seconds", str(args.progress_seconds)]
@@ -170,8 +170,9 @@ def run_train(args: argparse.Namespace) -> int:
             )
         return _launch(args)
 
-    from pufferlib.train import distributed, failure, signals
-    from pufferlib.train.checkpoint import CheckpointError
+    from pufferlib.train.run import failure, signals
+    from pufferlib.train.run.checkpoint import CheckpointError
+    from pufferlib.train.scale import distributed
 
     try:
         summary = _train(args, env, cfg)
@@ -218,7 +219,7 @@ def _train_config(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     if args.resume:
         if args.config:
             raise configuration.ConfigError("--resume continues with the run's own config: drop --config")
-        from pufferlib.train import resume
+        from pufferlib.train.run import resume
 
         env, cfg, _ = resume.locate(args.resume, args.env, args.overrides)
         return env, cfg
@@ -237,7 +238,9 @@ def _train_config(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 def _train(args: argparse.Namespace, env: str, cfg: dict[str, Any]) -> dict[str, Any]:
     """pufferlib.train.train with the command's flags, SIGTERM/SIGHUP (and under torchrun SIGINT)
     stopping it as Ctrl-C does."""
-    from pufferlib.train import distributed, signals, train
+    from pufferlib.train import train
+    from pufferlib.train.run import signals
+    from pufferlib.train.scale import distributed
 
     stop = signals.STOP_SIGNALS
     if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
@@ -288,7 +291,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("torch") is None:
         return _fail("eval", TORCH_MISSING.format(command="eval"))
     from pufferlib.train import evaluate
-    from pufferlib.train.checkpoint import CheckpointError
+    from pufferlib.train.run.checkpoint import CheckpointError
 
     try:
         result = evaluate(
@@ -308,7 +311,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def run_plot(args: argparse.Namespace) -> int:
     from pufferlib import plot
-    from pufferlib.train import rundir
+    from pufferlib.train.run import rundir
 
     if importlib.util.find_spec("matplotlib") is None:
         return _fail("plot", "needs matplotlib: pip install 'pufferlib[plot]'")
@@ -335,6 +338,6 @@ def _report(summary: dict[str, Any], as_json: bool, title: str) -> None:
     if as_json:
         print(json.dumps(summary), flush=True)
         return
-    from pufferlib.train.dashboard import print_summary
+    from pufferlib.train.run.dashboard import print_summary
 
     print_summary(summary, title)

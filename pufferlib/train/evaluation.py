@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 
 import pufferlib.environments as envs
-from pufferlib.train import checkpoint as checkpoints
 from pufferlib.train import config as configuration
-from pufferlib.train import normalize
-from pufferlib.train.act import Actor, episodes_in
 from pufferlib.train.config import ConfigError
+from pufferlib.train.ppo import normalize
+from pufferlib.train.ppo.act import Actor, episodes_in
+from pufferlib.train.run import checkpoint as checkpoints
 from pufferlib.train.setup import make_policy, make_vecenv, resolve_device
 
 
@@ -45,7 +45,7 @@ def evaluate(
     does not finish `episodes` episodes within `timeout` seconds raises TimeoutError. `video`: write
     the episodes' frames there (.mp4 or .gif); `render`: print their text frames (both: video.py).
     """
-    from pufferlib.train import video as videos
+    from pufferlib.train.run import video as videos
 
     if episodes < 1:
         raise ConfigError(f"episodes must be >= 1, got {episodes}")

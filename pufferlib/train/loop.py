@@ -20,19 +20,13 @@ import torch
 from torch import nn
 
 import pufferlib.environments as envs
-from pufferlib.train import (
-    checkpoint,
-    distributed,
-    failure,
-    normalize,
-    precision,
-    resume,
-    rundir,
-    signals,
-    versus,
-)
 from pufferlib.train.config import Config, ConfigError
-from pufferlib.train.ppo import Runner, advantages, collect, update
+from pufferlib.train.ppo import normalize, precision, versus
+from pufferlib.train.ppo.gae import advantages
+from pufferlib.train.ppo.rollout import Runner, collect
+from pufferlib.train.ppo.update import update
+from pufferlib.train.run import checkpoint, failure, resume, rundir, signals
+from pufferlib.train.scale import distributed
 from pufferlib.train.setup import (
     check_compile,
     check_config,

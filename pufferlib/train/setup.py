@@ -26,15 +26,15 @@ from pufferlib.frameworks.cleanrl import Policy, RecurrentPolicy
 from pufferlib.models import LSTMWrapper
 from pufferlib.pytorch import default_device
 from pufferlib.train import config as configuration
-from pufferlib.train import memory
 from pufferlib.train.config import Config, ConfigError
+from pufferlib.train.ppo import memory
 
 
 def make_vecenv(binding: envs.Binding, cfg: Config):
     """The vector env `cfg['vec']` asks for, seeded with train.seed (env i gets seed + i), behind
     normalize.VecNormalize when `cfg['normalize']` turns observation or reward normalisation on."""
     import pufferlib.vector
-    from pufferlib.train import normalize
+    from pufferlib.train.ppo import normalize
 
     vec = cfg["vec"]
     backend = "pufferenv" if vec["backend"] == "native" else vec["backend"]

@@ -449,7 +449,7 @@ def step_imports() -> dict:
     import pufferlib.environments as envs
     import pufferlib.train
     import pufferlib.vector
-    from pufferlib.train import distributed, loop, precision, staging  # noqa: F401
+    from pufferlib.train.ppo import precision, staging  # noqa: F401
 
     where = Path(pufferlib.__file__).resolve()
     found = {"pufferlib": str(where), "torch": torch.__version__, "numpy": numpy.__version__}
@@ -541,7 +541,7 @@ def return_at(metrics: Path, seconds: float) -> float | None:
 
 
 def staging_copy(device: str, repeats: int = 200) -> dict:
-    """pufferlib/train/staging.py's copies of one breakout step (the observation batch, then rewards,
+    """pufferlib/train/ppo/staging.py's copies of one breakout step (the observation batch, then rewards,
     terminals and truncations in one more), synchronized after each step so that each is timed whole
     (in training they overlap the policy's kernels), beside plain pageable copies of the same arrays."""
     import numpy as np
@@ -549,7 +549,7 @@ def staging_copy(device: str, repeats: int = 200) -> dict:
 
     import pufferlib.environments as envs
     from pufferlib.train import config, setup
-    from pufferlib.train.staging import Staging
+    from pufferlib.train.ppo.staging import Staging
 
     cfg = config.load("ocean/breakout", {"train.device": device})
     vecenv = setup.make_vecenv(envs.get("ocean/breakout"), cfg)
@@ -615,7 +615,8 @@ def step_egl() -> dict:
     import pufferlib.environments as envs
     from pufferlib.gpu_probe import egl_renderer, egl_situation
     from pufferlib.smoke import random_actions
-    from pufferlib.train import config, video
+    from pufferlib.train import config
+    from pufferlib.train.run import video
 
     renderer = egl_renderer()
     found: dict = {

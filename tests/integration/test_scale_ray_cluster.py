@@ -39,7 +39,7 @@ def token_dir(tmp_path: Path) -> Iterator[Path]:
 
 def test_the_sweep_stack_imports_in_the_image(lib_container):
     """Ray Tune imports what it needs at import time (pyarrow, pandas, fsspec, pydantic)."""
-    script = "import ray.tune, optuna, matplotlib, pufferlib.train.sweep; print('ok')"
+    script = "import ray.tune, optuna, matplotlib, pufferlib.train.scale.sweep; print('ok')"
     result = lib_container.run_and_wait(["python", "-c", script], timeout=300)
     assert result.stdout.strip() == "ok", str(result)
 

@@ -148,7 +148,8 @@ def test_eval_refuses_a_checkpoint_whose_weights_are_not_finite(tmp_path, capsys
     import torch
 
     import pufferlib.environments as envs
-    from pufferlib.train import checkpoint, config
+    from pufferlib.train import config
+    from pufferlib.train.run import checkpoint
     from pufferlib.train.setup import make_policy
 
     cfg = config.load("ocean/squared")

@@ -42,7 +42,7 @@ def test_registered_and_catalogued():
 
 
 def test_the_training_size_the_image_builds_is_the_train_configs():
-    config = tomllib.loads((Path(pufferlib.__file__).parent / "train/config/kinetix.toml").read_text())
+    config = tomllib.loads((Path(pufferlib.__file__).parent / "train/configs/kinetix.toml").read_text())
     assert config["env"]["num_envs"] == kinetix_jax.TRAIN_NUM_ENVS
     assert (SYMBOLIC.split("/")[1], kinetix_jax.TRAIN_NUM_ENVS) in kinetix_jax.WARM
     assert environments.make(SYMBOLIC).num_agents == kinetix_jax.DEFAULT_NUM_ENVS == 1

@@ -232,7 +232,8 @@ def _value(cells, last, me):
 
 def test_play_against_random_reports_the_learners_results():
     """versus.py's judge (what the win_rate solve metric plays) on a perfect tic-tac-toe player."""
-    from pufferlib.train import config, versus
+    from pufferlib.train import config
+    from pufferlib.train.ppo import versus
 
     binding = environments.get("open_spiel/tic_tac_toe")
     env = binding.make_env()
@@ -248,7 +249,8 @@ def test_play_against_random_reports_the_learners_results():
 def test_the_trainer_never_sends_an_illegal_action_in_10k_steps():
     """puffer train's rollout (collect) on envs that raise on any action their mask forbids."""
     from pufferlib.train import config
-    from pufferlib.train.ppo import Runner, collect, make_policy, make_vecenv
+    from pufferlib.train.ppo.rollout import Runner, collect
+    from pufferlib.train.setup import make_policy, make_vecenv
 
     binding = environments.get("open_spiel/tic_tac_toe")
     cfg = config.load(binding.name, {"vec.num_envs": 64, "train.num_steps": 32, "env.illegal": "raise"})

@@ -281,8 +281,8 @@ def test_the_trainer_sees_an_env_that_resets_in_the_step():
     from pufferlib.emulation import GymnasiumPufferEnv
     from pufferlib.ocean.masked import Masked
     from pufferlib.train import config
-    from pufferlib.train.act import Actor
-    from pufferlib.train.normalize import VecNormalize
+    from pufferlib.train.ppo.act import Actor
+    from pufferlib.train.ppo.normalize import VecNormalize
     from pufferlib.train.setup import make_policy, make_vecenv
 
     cfg = config.load("ocean/connect4", {"vec.num_envs": 2})

@@ -22,7 +22,7 @@ from pufferlib.environments import ocean_native
 from pufferlib.ocean import native
 from pufferlib.ocean.native import NativeEnv, load
 from pufferlib.train import config
-from pufferlib.train.ppo import Runner
+from pufferlib.train.ppo.rollout import Runner
 from pufferlib.train.setup import make_vecenv
 
 cp = load("cartpole")

@@ -29,7 +29,7 @@ def test_bench_writes_a_chart_beside_its_table(tmp_path):
 
 def test_solve_table_writes_a_chart(tmp_path):
     chart = tmp_path / "solve.svg"
-    cmd = [sys.executable, "-m", "pufferlib.train.solve_table", "--seeds", "1", "--envs", "ocean/bandit"]
+    cmd = [sys.executable, "-m", "pufferlib.bench.solve_table", "--seeds", "1", "--envs", "ocean/bandit"]
     proc = subprocess.run([*cmd, "--chart", str(chart)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "| ocean/bandit |" in proc.stdout

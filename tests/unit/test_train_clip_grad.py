@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from pufferlib.train.ppo import clip_grad_norm
+from pufferlib.train.ppo.update import clip_grad_norm
 
 
 @pytest.mark.parametrize("max_norm", [0.5, 1e6])

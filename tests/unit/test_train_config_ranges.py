@@ -10,8 +10,9 @@ import tomllib
 import pytest
 
 import pufferlib.environments as envs
-from pufferlib.train import config, loop, ppo, train
+from pufferlib.train import config, loop, train
 from pufferlib.train.config import ConfigError
+from pufferlib.train.ppo import rollout
 
 
 def test_every_numeric_default_has_a_declared_range():
@@ -115,7 +116,8 @@ def test_a_config_built_in_python_is_checked_by_learn():
 
 
 def test_eval_refuses_a_bad_device(tmp_path):
-    from pufferlib.train import checkpoint, evaluate
+    from pufferlib.train import evaluate
+    from pufferlib.train.run import checkpoint
     from pufferlib.train.setup import make_policy
 
     cfg = config.load("ocean/squared")
@@ -141,7 +143,7 @@ def test_a_rollout_beyond_memory_is_refused_with_the_figures(key, value):
 
 def test_the_exact_rollout_size_is_checked_before_allocating():
     """Big observations (41 x 41 floats): the lower bound passes, the exact figure does not."""
-    from pufferlib.train import memory
+    from pufferlib.train.ppo import memory
 
     free = memory.host_available()
     if free is None:
@@ -159,13 +161,13 @@ def test_the_exact_rollout_size_is_checked_before_allocating():
 
 
 def test_the_layout_is_what_is_allocated():
-    from pufferlib.train import memory
+    from pufferlib.train.ppo import memory
 
     env = envs.make("ocean/squared")
     try:
-        exp = ppo.Experience.allocate(env, 3, 5, "cpu", hidden=4, bptt=5)
+        exp = rollout.Experience.allocate(env, 3, 5, "cpu", hidden=4, bptt=5)
         obs = (tuple(env.single_observation_space.shape), exp.obs.dtype)
-        layout = memory.rollout_layout(3, 5, obs, ppo.action_spec(env.single_action_space), 4, 5)
+        layout = memory.rollout_layout(3, 5, obs, rollout.action_spec(env.single_action_space), 4, 5)
     finally:
         env.close()
     tensors = [getattr(exp, name) for name in layout]

@@ -14,8 +14,8 @@ from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.frameworks.cleanrl import Policy
 from pufferlib.models import Default
 from pufferlib.train import config, evaluate, train
-from pufferlib.train.act import greedy
-from pufferlib.train.ppo import Runner, collect
+from pufferlib.train.ppo.act import greedy
+from pufferlib.train.ppo.rollout import Runner, collect
 from pufferlib.train.setup import make_policy, make_vecenv
 
 

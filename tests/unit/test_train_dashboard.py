@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 
 from pufferlib.train import train
-from pufferlib.train.dashboard import BLOCKS, Dashboard, ProgressLines, budget_used, sparkline, time_left
+from pufferlib.train.run.dashboard import BLOCKS, Dashboard, ProgressLines, budget_used, sparkline, time_left
 
 
 def test_dashboard_draws_a_real_run():

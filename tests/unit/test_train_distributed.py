@@ -128,7 +128,7 @@ def test_lstm_and_target_kl_run_in_lockstep_and_end_identical(tmp_path):
 
 REPLICAS = """
 import sys, torch, torch.distributed as dist
-from pufferlib.train.distributed import replicas_identical
+from pufferlib.train.scale.distributed import replicas_identical
 dist.init_process_group("gloo")
 torch.manual_seed(0)
 same = replicas_identical(torch.nn.Linear(4, 2))
@@ -234,7 +234,7 @@ def test_the_heartbeat_has_stopped_when_stop_returns(monkeypatch):
 
     import torch.distributed as dist
 
-    from pufferlib.train.distributed import Heartbeat
+    from pufferlib.train.scale.distributed import Heartbeat
 
     store = dist.TCPStore("127.0.0.1", 0, world_size=1, is_master=True, wait_for_workers=False)
     monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")

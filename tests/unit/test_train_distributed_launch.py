@@ -11,7 +11,7 @@ import torch
 from pufferlib.cli import main
 from pufferlib.train import config as configuration
 from pufferlib.train.config import ConfigError
-from pufferlib.train.distributed import Ranks, torchrun_args
+from pufferlib.train.scale.distributed import Ranks, torchrun_args
 from pufferlib.train.setup import resolve_device
 
 

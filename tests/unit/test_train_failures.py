@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from pufferlib.cli import main
-from pufferlib.train import failure, rundir, signals, train
+from pufferlib.train import train
+from pufferlib.train.run import failure, rundir, signals
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = {"vec.num_envs": 8, "train.stop_when_solved": False, "train.total_timesteps": 100_000}
@@ -154,7 +155,7 @@ def test_a_stop_mid_rollout_saves_the_last_finished_update_and_resumes_without_a
     """SIGTERM inside a rollout: the checkpoint is numbered for the last update that finished and holds
     its steps (not the half rollout's), so metrics.jsonl and the checkpoint agree and the resumed run
     logs the next update number; the stale model_*.tmp a killed save left is removed on resume."""
-    from pufferlib.train import checkpoint
+    from pufferlib.train.run import checkpoint
 
     run = tmp_path / "run"
     code, err = _run(

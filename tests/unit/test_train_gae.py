@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import pufferlib.environments as envs
-from pufferlib.train.ppo import Experience, advantages
+from pufferlib.train.ppo.gae import advantages
+from pufferlib.train.ppo.rollout import Experience
 
 
 def random_rollout(rows=6, steps=12, seed=0):

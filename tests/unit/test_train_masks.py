@@ -19,9 +19,9 @@ from pufferlib import APIUsageError
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.frameworks.cleanrl import Policy, mask_layout, read_mask
 from pufferlib.train import config, train
-from pufferlib.train.act import Actor, greedy
-from pufferlib.train.failure import TrainingError
-from pufferlib.train.ppo import Runner, collect
+from pufferlib.train.ppo.act import Actor, greedy
+from pufferlib.train.ppo.rollout import Runner, collect
+from pufferlib.train.run.failure import TrainingError
 from pufferlib.train.setup import make_policy, make_vecenv
 
 BRANCHES = (5, 3)

@@ -16,8 +16,9 @@ import pufferlib.environments as envs
 from pufferlib.frameworks.cleanrl import Policy
 from pufferlib.models import Default
 from pufferlib.pytorch import nativize_dtype, nativize_tensor
-from pufferlib.train import config, train, versus
-from pufferlib.train.dashboard import render
+from pufferlib.train import config, train
+from pufferlib.train.ppo import versus
+from pufferlib.train.run.dashboard import render
 from pufferlib.train.setup import torch_settings
 
 NAME = "open_spiel/tic_tac_toe"

@@ -1,12 +1,12 @@
-"""Each epoch's minibatches (pufferlib/train/minibatch.py): equal sizes, every kept sample at most once,
+"""Each epoch's minibatches (pufferlib/train/ppo/minibatch.py): equal sizes, every kept sample at most once,
 the remainder left out; reset-only and padded rows never trained on; recurrent segments keep their
 steps together with the LSTM state that began them."""
 
 import torch
 
-from pufferlib.train.loss import mean
-from pufferlib.train.minibatch import minibatches, samples
-from pufferlib.train.rollout import Experience
+from pufferlib.train.ppo.loss import mean
+from pufferlib.train.ppo.minibatch import minibatches, samples
+from pufferlib.train.ppo.rollout import Experience
 
 
 def rollout(rows: int, steps: int, hidden: int = 0) -> Experience:

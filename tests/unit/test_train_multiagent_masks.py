@@ -5,7 +5,8 @@ import torch
 
 import pufferlib.environments as envs
 from pufferlib.train import config
-from pufferlib.train.ppo import Runner, advantages, collect
+from pufferlib.train.ppo.gae import advantages
+from pufferlib.train.ppo.rollout import Runner, collect
 from pufferlib.train.setup import make_policy, make_vecenv
 
 

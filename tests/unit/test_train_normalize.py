@@ -6,9 +6,10 @@ import pytest
 import torch
 
 import pufferlib.environments as envs
-from pufferlib.train import checkpoint, config, evaluate, train
+from pufferlib.train import config, evaluate, train
 from pufferlib.train.config import ConfigError
-from pufferlib.train.normalize import RunningMeanStd, VecNormalize
+from pufferlib.train.ppo.normalize import RunningMeanStd, VecNormalize
+from pufferlib.train.run import checkpoint
 from pufferlib.train.setup import make_vecenv
 
 

@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from pufferlib.cli import main
-from pufferlib.train import precision, train
+from pufferlib.train import train
 from pufferlib.train.config import ConfigError, load
+from pufferlib.train.ppo import precision
 
 TOLERANCE = 0.05
 BUDGET = {"train.total_timesteps": 16_000, "train.stop_when_solved": False}

@@ -20,7 +20,8 @@ import pytest
 import torch
 
 from pufferlib.cli import main
-from pufferlib.train import checkpoint, config, evaluate, rundir, train
+from pufferlib.train import config, evaluate, train
+from pufferlib.train.run import checkpoint, rundir
 
 ENV = "classic_control/CartPole-v1"
 UPDATES, CUT, ROWS, STEPS = 16, 8, 4, 64

@@ -1,7 +1,7 @@
 """The trainer solves Ocean envs from scratch within a step budget (not a time budget).
 
 A few envs, each catching a different bug class; the full suite and CartPole are in the docs'
-solved table (python -m pufferlib.train.solve_table). Budgets are about 3x the steps the default
+solved table (python -m pufferlib.bench.solve_table). Budgets are about 3x the steps the default
 config needs over 5 seeds, and each run stops as soon as it is solved.
 """
 
@@ -67,7 +67,7 @@ def test_the_solve_tables_halfcheetah_row_is_judged_on_textbook_ppos_score():
     """HalfCheetah's row asks for 1,500 within 1M steps (TARGETS), not gymnasium's 4,800 (a short run)."""
     from _strict import skip_or_fail
 
-    from pufferlib.train import solve_table
+    from pufferlib.bench import solve_table
 
     if not envs.get("mujoco/HalfCheetah-v5").available():
         skip_or_fail("mujoco is not installed: pip install 'pufferlib[mujoco]'")

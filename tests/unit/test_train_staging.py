@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from pufferlib.train.staging import Staging
+from pufferlib.train.ppo.staging import Staging
 
 
 def test_cpu_tensor_shares_the_numpy_buffer():

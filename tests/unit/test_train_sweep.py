@@ -159,7 +159,7 @@ def test_bad_search_spaces_are_clear_errors_before_ray_starts(tmp_path, capsys, 
 
 
 def test_pareto_front_and_best_within():
-    from pufferlib.train.sweep_report import best_of, pareto_front
+    from pufferlib.train.scale.sweep_report import best_of, pareto_front
 
     def row(name, score, seconds, solved=True, status="finished"):
         return {"trial": name, "status": status, "m": score, "seconds": seconds, "solved": solved}
@@ -198,7 +198,7 @@ class _SlowRay:
 
 def test_a_local_ray_node_that_misses_its_startup_window_is_tried_once_more(capsys):
     from pufferlib.train.config import ConfigError
-    from pufferlib.train.sweep import _start_ray
+    from pufferlib.train.scale.sweep import _start_ray
 
     once = _SlowRay(misses=1)
     _start_ray(once, None, quiet=True)

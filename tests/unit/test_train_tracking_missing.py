@@ -11,7 +11,7 @@ import pytest
 
 from pufferlib.cli import main
 from pufferlib.train import train
-from pufferlib.train.tracking import TrackingError
+from pufferlib.train.run.tracking import TrackingError
 
 
 @pytest.mark.parametrize("backend", ["wandb", "neptune"])

@@ -171,7 +171,8 @@ def test_render_into_a_pipe_that_closes(checkpoints, tmp_path):
 def test_pixel_bindings_draw_frames(name, shape, tmp_path):
     """Pixel observations (or a render() of them) are the frames, whichever the binding offers."""
     from pufferlib.environments import get
-    from pufferlib.train import config, video
+    from pufferlib.train import config
+    from pufferlib.train.run import video
 
     binding = get(name)
     if not binding.available():

@@ -41,7 +41,8 @@ def events(directory: Path):
 def track(directory: Path, env_name: str, updates: int, **overrides) -> None:
     """The run's tracking hook (tracking.open_tracking) called after `updates` updates of a fresh policy."""
     from pufferlib.environments import get
-    from pufferlib.train import config, tracking
+    from pufferlib.train import config
+    from pufferlib.train.run import tracking
     from pufferlib.train.setup import make_policy, make_vecenv
 
     cfg = config.load(env_name, {"vec.num_envs": 2, "train.device": "cpu", **overrides})
@@ -76,7 +77,8 @@ def test_every_second_update_records_an_episode(tmp_path, env_name):
 
 
 def test_off_by_default_and_no_videos_folder(tmp_path):
-    from pufferlib.train import config, tracking
+    from pufferlib.train import config
+    from pufferlib.train.run import tracking
 
     cfg = config.load("ocean/cartpole", {})
     assert cfg["train"]["video_interval"] == 0

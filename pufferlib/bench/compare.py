@@ -1,6 +1,6 @@
 """Compare training throughput of config variants side by side, interleaved, median of repeats.
 
-    python -m pufferlib.train.compare classic_control/CartPole-v1 \\
+    python -m pufferlib.bench.compare classic_control/CartPole-v1 \\
         '{"train.torch_threads": 1}' '{"train.torch_threads": 2}' \\
         '{"vec.backend": "multiprocessing", "vec.num_workers": 2}'
 
@@ -20,7 +20,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pufferlib.train.compare", description=__doc__.split("\n")[0]
+        prog="python -m pufferlib.bench.compare", description=__doc__.split("\n")[0]
     )
     parser.add_argument("env")
     parser.add_argument("variants", nargs="+", help="JSON overrides, e.g. '{\"vec.num_envs\": 8}'")

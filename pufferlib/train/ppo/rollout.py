@@ -25,9 +25,9 @@ import torch
 from torch import nn
 
 from pufferlib.pytorch import torch_dtype
-from pufferlib.train import memory
-from pufferlib.train.act import Actor, episodes_in
 from pufferlib.train.config import Config, ConfigError
+from pufferlib.train.ppo import memory
+from pufferlib.train.ppo.act import Actor, episodes_in
 
 
 def put(store: torch.Tensor, index: Any, value: Any, src: Any = slice(None)) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from pufferlib.train.rollout import Experience
+from pufferlib.train.ppo.rollout import Experience
 
 
 def advantages(

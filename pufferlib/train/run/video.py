@@ -31,8 +31,8 @@ import numpy as np
 
 import pufferlib.environments as envs
 from pufferlib.batch_checks import frame_field, frames_of
-from pufferlib.train import normalize
 from pufferlib.train.config import Config, ConfigError
+from pufferlib.train.ppo import normalize
 
 FORMATS = (".mp4", ".gif")
 DEFAULT_FPS = 30

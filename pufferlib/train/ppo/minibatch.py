@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import torch
 
-from pufferlib.train.rollout import Experience
+from pufferlib.train.ppo.rollout import Experience
 
 
 def samples(

@@ -23,9 +23,9 @@ from torch import nn
 
 import pufferlib.environments as envs
 from pufferlib.spaces import sample_allowed_action
-from pufferlib.train import distributed
-from pufferlib.train.act import Actor
 from pufferlib.train.config import Config, ConfigError
+from pufferlib.train.ppo.act import Actor
+from pufferlib.train.scale import distributed
 
 PARALLEL = 32  # games played at once (one env each)
 
@@ -59,7 +59,7 @@ class Arena:
                     f"actions; {binding.name} has {self.space}"
                 )
             if normalizer is not None:  # observations as the policy sees them in training (frozen)
-                from pufferlib.train.normalize import VecNormalize
+                from pufferlib.train.ppo.normalize import VecNormalize
 
                 self.vecenv = VecNormalize(self.vecenv, obs=normalizer.obs_rms is not None, reward=False)
                 self.vecenv.training = False
@@ -152,7 +152,7 @@ class WinRate:
     def __init__(
         self, binding: envs.Binding, cfg: Config, agent: nn.Module, device: str, vecenv, solved: float | None
     ) -> None:
-        from pufferlib.train.normalize import VecNormalize
+        from pufferlib.train.ppo.normalize import VecNormalize
 
         self.agent, self.device, self.solved = agent, device, solved
         self.games, self.seed = cfg["train"]["solve_window"], cfg["train"]["seed"]

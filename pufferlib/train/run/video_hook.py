@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 import pufferlib.environments as envs
-from pufferlib.train import normalize
-from pufferlib.train import video as videos
 from pufferlib.train.config import Config
+from pufferlib.train.ppo import normalize
+from pufferlib.train.run import video as videos
 
 EPISODE_SECONDS = 60.0  # an episode that has not ended by then is cut (the video keeps what it has)
 
@@ -68,7 +68,7 @@ class VideoHook:
         self, policy: Any, trained_env: Any, device: str, update: int
     ) -> tuple[list[np.ndarray], int]:
         """The frames of one episode of `policy` on the hook's own env (made on first use)."""
-        from pufferlib.train.act import Actor
+        from pufferlib.train.ppo.act import Actor
 
         if self.env is None:
             self.env, self.raw = videos.recording_env(self.binding, self.cfg)

@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.train import config as configuration
-from pufferlib.train import rundir, sweep_report
 from pufferlib.train.config import ConfigError
-from pufferlib.train.sweep_report import Report
+from pufferlib.train.run import rundir
+from pufferlib.train.scale import sweep_report
+from pufferlib.train.scale.sweep_report import Report
 
 SPEC_FILE = "sweep.json"  # what the sweep is, kept beside Tune's state so that --resume needs nothing else
 DEFAULT_ROOT = Path("runs") / "sweeps"

@@ -27,8 +27,8 @@ from torch.distributions import Normal
 
 import pufferlib
 from pufferlib.frameworks.cleanrl import RecurrentPolicy, as_fp32, sample_logits
-from pufferlib.train import precision as precisions
-from pufferlib.train.staging import Staging
+from pufferlib.train.ppo import precision as precisions
+from pufferlib.train.ppo.staging import Staging
 
 
 def episodes_in(info: dict) -> int:

@@ -1,7 +1,7 @@
 """Global training SPS with 1 and 2 ranks (torchrun, gloo on CPU), interleaved, median of repeats.
 
-    python -m pufferlib.train.rank_scaling                      # ocean/performance, 100 us of CPU per step
-    python -m pufferlib.train.rank_scaling classic_control/CartPole-v1 --steps 200000 --repeats 5
+    python -m pufferlib.bench.rank_scaling                      # ocean/performance, 100 us of CPU per step
+    python -m pufferlib.bench.rank_scaling classic_control/CartPole-v1 --steps 200000 --repeats 5
 
 Each run trains a fixed number of agent steps (`--steps`, counted over all ranks) without stopping
 when solved, through the real command: 1 rank is plain `puffer train` (the peer at its best: no
@@ -36,7 +36,7 @@ def run_once(env: str, ranks: int, steps: int, extra: list[str]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pufferlib.train.rank_scaling", description=__doc__.split("\n")[0]
+        prog="python -m pufferlib.bench.rank_scaling", description=__doc__.split("\n")[0]
     )
     parser.add_argument("env", nargs="?", default="ocean/performance")
     parser.add_argument("--steps", type=int, default=100_000, help="agent steps per run, all ranks together")

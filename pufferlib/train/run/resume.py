@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from pufferlib.train import checkpoint, rundir
 from pufferlib.train import config as configuration
 from pufferlib.train.config import Config, ConfigError
+from pufferlib.train.run import checkpoint, rundir
 
 
 class ResumeError(ConfigError):

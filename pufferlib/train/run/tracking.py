@@ -122,7 +122,7 @@ class Tracking:
             self.video.close()
             self.video = None
         if summary is not None and self.directory is not None:
-            from pufferlib.train.rundir import write_summary
+            from pufferlib.train.run.rundir import write_summary
 
             try:
                 write_summary(self.directory, summary)
@@ -160,7 +160,7 @@ def open_tracking(
             backends.append(Neptune(env_name, name, cfg))
         video = None
         if directory is not None and cfg["train"].get("video_interval"):
-            from pufferlib.train.video_hook import VideoHook
+            from pufferlib.train.run.video_hook import VideoHook
 
             video = VideoHook(directory, env_name, cfg, backends)
     except BaseException:
@@ -217,7 +217,7 @@ class TensorBoard:
         """An animated GIF image summary, as SummaryWriter.add_video writes (it needs moviepy)."""
         from tensorboard.compat.proto.summary_pb2 import Summary
 
-        from pufferlib.train.video import TAG, gif_bytes
+        from pufferlib.train.run.video import TAG, gif_bytes
 
         height, width = frames[0].shape[:2]
         image = Summary.Image(
@@ -234,7 +234,7 @@ class WandB:
     (WANDB_MODE=offline) it writes into the run directory's wandb/, for `wandb sync` later."""
 
     def __init__(self, directory: Path | None, env_name: str, name: str, cfg: Config) -> None:
-        from pufferlib.train.rundir import wandb_id
+        from pufferlib.train.run.rundir import wandb_id
 
         wandb = _require("wandb", "wandb")
         track = cfg["track"]
@@ -258,7 +258,7 @@ class WandB:
         self.run.log({**metrics, "global_step": step}, step=step)
 
     def video(self, step: int, path: Path, frames: list, fps: int) -> None:
-        from pufferlib.train.video import TAG
+        from pufferlib.train.run.video import TAG
 
         self.run.log({TAG: self.wandb.Video(str(path), fps=fps, format=path.suffix[1:])}, step=step)
 

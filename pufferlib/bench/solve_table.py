@@ -1,11 +1,11 @@
 """The "solved table": train Ocean, classic control, physics and game envs from scratch.
 
-    python -m pufferlib.train.solve_table                  # 3 seeds each, markdown on stdout
-    python -m pufferlib.train.solve_table --seeds 1 --envs ocean/squared ocean/memory
-    python -m pufferlib.train.solve_table --quick          # only the rows that take seconds
-    python -m pufferlib.train.solve_table --chart docs/solve_table.svg   # the chart (default solve_table.png)
+    python -m pufferlib.bench.solve_table                  # 3 seeds each, markdown on stdout
+    python -m pufferlib.bench.solve_table --seeds 1 --envs ocean/squared ocean/memory
+    python -m pufferlib.bench.solve_table --quick          # only the rows that take seconds
+    python -m pufferlib.bench.solve_table --chart docs/solve_table.svg   # the chart (default solve_table.png)
 
-Each run uses the env's default config (pufferlib/train/config/) with a time budget (--max-seconds,
+Each run uses the env's default config (pufferlib/train/configs/) with a time budget (--max-seconds,
 60 by default; the long rows have their own, LONG below) and stops when solved (a row of TARGETS is
 judged on its own score). Seconds are
 wall-clock from the start of train() (env construction included; torch's one-time lazy imports
@@ -133,7 +133,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pufferlib.train.solve_table", description=__doc__.split("\n")[0]
+        prog="python -m pufferlib.bench.solve_table", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--envs", nargs="+", default=None, help="bindings to train (default: all rows)")
     parser.add_argument("--quick", action="store_true", help="only the rows that take seconds, not LONG")
