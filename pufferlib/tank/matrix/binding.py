@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import requests
 
-from pufferlib.matrix_protocol import CHECKS, Result, smoke_command
+from pufferlib.matrix_protocol import BUDGET_ENV, CHECKS, Result, smoke_command
 from pufferlib.tank.containers import tracked
 from pufferlib.tank.matrix.commands import spec, tail
 from pufferlib.tank.matrix.hosts import Host
@@ -28,6 +28,7 @@ def run_binding(
     budget = plan.timeout or float(binding.get("smoke", {}).get("seconds", 120))
     start = time.monotonic()
     container_spec = spec(plan, host, smoke_command(name), gpu=True)
+    container_spec.env[BUDGET_ENV] = f"{budget:g}"  # the learn check's hang guard ends inside it
     with tracked(host.client, container_spec, fix=f"puffertank build (on {host.url})") as container:
         container.start()
         output = Output(container, name, host.url, on_cell)
