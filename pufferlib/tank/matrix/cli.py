@@ -98,7 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--repeats",
         type=int,
         help="run each binding's container N times; timed cells keep every sample and report the median, "
-        "and their spread is the --baseline noise band (default 3 with --baseline, else 1)",
+        "and their spread can widen the --baseline band (default 3 with --baseline, else 1)",
     )
     p.add_argument(
         "--retries",
