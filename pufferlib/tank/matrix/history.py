@@ -20,19 +20,12 @@ from typing import Any
 
 from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix_schema import load_document
-from pufferlib.tank.report import STATUS_WORDS
+from pufferlib.tank.report import STATUS_COLOURS, STATUS_WORDS
 
 # A binding's summary status: fail if any cell failed, then timeout, then engine-error (not tested), else
 # pass if any passed (every CPU run skips the gpu check), else skip.
 WORST = ("fail", "timeout", "engine-error", "pass", "skip")
-COLOURS = {
-    "pass": "#2e7d32",
-    "fail": "#c62828",
-    "timeout": "#e65100",
-    "engine-error": "#6a1b9a",
-    "skip": "#9aa0a6",
-    None: "#ffffff",
-}
+COLOURS = {**STATUS_COLOURS, None: "#ffffff"}  # the report's colours; none: not in that report
 
 
 @dataclass
