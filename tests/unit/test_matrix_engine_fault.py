@@ -16,6 +16,7 @@ import pytest
 from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix import Host, Plan
 from pufferlib.tank.matrix.binding import EngineFault, run_binding
+from pufferlib.tank.matrix.cli import ENGINE_EXIT, run_status
 from pufferlib.tank.matrix.progress import Progress
 from pufferlib.tank.matrix.run import Run
 from pufferlib.tank.report import Report, render_html, write_junit
@@ -54,3 +55,14 @@ def test_it_is_retried_then_reported_as_engine_error(tmp_path):
     page = render_html(report)
     assert 'id="engine"' in page and "0 failed" in page and f"{len(CHECKS)} engine errors" in page
     assert page.count('data-status="engine-error"') == len(CHECKS) and "attempt 3" in page
+    assert run_status(report, "new-failure") == ENGINE_EXIT == 3  # only the engine failed
+    report.rows[0].status = "fail"
+    assert run_status(report, "new-failure") == 1  # an env's failure is the answer that matters
+
+
+def test_negative_retries_is_a_usage_error(capsys):
+    from pufferlib.tank.cli import main
+
+    assert main(["matrix", "--retries", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "--retries must be >= 0" in err and "Traceback" not in err

@@ -155,13 +155,19 @@ def main(args: argparse.Namespace) -> int:
         report.comparison = {**compare(report.to_json(), base), "fail_on": fail_on}
         report.comparison["failed"] = baseline_status(report.comparison, fail_on) == 1
     _summarise(report, args, out)
-    failed = baseline_status(report.comparison, fail_on) if base is not None else int(report.failed)
-    return failed or (ENGINE_EXIT if report.engine_failed else 0)
+    return run_status(report, fail_on)
 
 
 # The exit status when no env failed but the engine could not run some cells (1 is an env's failure, or
 # what --fail-on names; 2 a usage error; 130 an interrupt): docs/matrix.md, "Exit status".
 ENGINE_EXIT = 3
+
+
+def run_status(report: Report, fail_on: str) -> int:
+    """The exit status of a run: 1 an env failed (with a baseline: what --fail-on names), else ENGINE_EXIT
+    where the engine could not run some cells, else 0."""
+    failed = baseline_status(report.comparison, fail_on) if report.comparison else int(report.failed)
+    return failed or (ENGINE_EXIT if report.engine_failed else 0)
 
 
 def _history(args: argparse.Namespace) -> int:
