@@ -8,8 +8,11 @@ holds the host to that):
 - CHECKS: the check names, in the order they run and are reported;
 - Result: the record of one check, printed as one JSON line by `python -m pufferlib.smoke NAME --json`
   (`to_line`) and read back by the host (`from_line`);
+- STATUSES: what a cell can say, and which of them are an env's failure (FAILED) or the engine's (ENGINE);
 - GPU_REQUESTED_ENV: the variable the host sets when it asked for GPUs (its value says why), so the
   container's gpu and render checks fail, rather than skip, where no GPU is visible;
+- BUDGET_ENV: the seconds the host gives the container, so a check with a wall-time hang guard (learn)
+  ends inside them with its numbers rather than being killed;
 - the command lines the host runs in the container.
 """
 
@@ -34,20 +37,32 @@ CHECKS = (
     "gpu",
 )
 
+# A cell's status. The container reports pass, fail, timeout (a check's wall-time hang guard fired: not the
+# same as failing, e.g. `learn` did not reach its step budget in time) and skip; the host adds
+# engine-error (the Docker engine could not run the container: an API error, the daemon gone, the
+# container killed from outside), which says nothing about the env.
+STATUSES = ("pass", "fail", "timeout", "skip", "engine-error")
+FAILED = ("fail", "timeout")  # the env's failures: the run's exit status 1
+ENGINE = "engine-error"
+
 # Set by the host (puffertank matrix) when it asked for GPUs; the value says why ("the cuda variant").
 GPU_REQUESTED_ENV = "PUFFERTANK_GPU_REQUESTED"
+# Set by the host: the seconds it lets the container run before killing it (the binding's budget).
+BUDGET_ENV = "PUFFERTANK_SMOKE_SECONDS"
 
 
 @dataclass
 class Result:
     env: str
     check: str
-    status: str  # pass | fail | skip
+    status: str  # one of STATUSES (the container reports all but engine-error)
     seconds: float
     detail: str = ""
     sps: float | None = None
     # the render check's frames as small PNGs, base64 (the report's thumbnail strip); empty otherwise
     images: list[str] = field(default_factory=list, kw_only=True)
+    # the agent steps the check trained for (learn: to the solved score), its figure for --baseline
+    steps: int | None = field(default=None, kw_only=True)
 
     def to_line(self) -> str:
         """The JSON line the container prints for this result."""
@@ -68,6 +83,7 @@ class Result:
                 data.get("detail", ""),
                 data.get("sps"),
                 images=[str(i) for i in data.get("images") or []],
+                steps=data.get("steps"),
             )
         except (ValueError, KeyError, TypeError):
             return None

@@ -7,9 +7,10 @@ Checks, in order: import, make, spaces, reset, step (random valid actions throug
 render (bindings with pixel observations: frames of the declared shape, not blank, and which renderer
 drew them; skipped for the others), serial and multiprocessing (through pufferlib.vector, 2 envs / 2
 workers: every observation in its space, and the same trace from both for the same seed and actions),
-policy (the default policy's forward pass), learn (a short training run that must reach the solved score
-within half the binding's time budget; Ocean and CartPole) and gpu (torch CUDA and a policy step on the
-GPU; skipped with the reason where none).
+policy (the default policy's forward pass), learn (a training run that must reach the solved score within
+a budget of agent steps, `SmokeSpec.learn_steps` or the train config's total_timesteps; its wall-time
+limit, what is left of the container's budget, is only a hang guard and reports `timeout`, not `fail`)
+and gpu (torch CUDA and a policy step on the GPU; skipped with the reason where none).
 A check runs its prerequisites (NEEDS) too, selected or not: `--checks step` runs import, make,
 spaces, reset and step. A check whose prerequisite failed is skipped with that reason. Exit status 1
 if any check failed; 2 for bad arguments (an unknown check, --steps below 1).
@@ -35,7 +36,7 @@ import numpy as np
 
 from pufferlib.batch_checks import check_batch, digest, frame_field, frames_of
 from pufferlib.gpu_probe import cuda_situation, egl_renderer, egl_situation
-from pufferlib.matrix_protocol import CHECKS, GPU_REQUESTED_ENV, Result
+from pufferlib.matrix_protocol import BUDGET_ENV, CHECKS, FAILED, GPU_REQUESTED_ENV, Result
 
 # A check runs only if these passed (and runs them first when they were not selected).
 NEEDS = {
@@ -68,6 +69,13 @@ class Skip(Exception):
     """A check that does not apply here (e.g. no GPU); the message says why."""
 
 
+class TimedOut(Exception):
+    """A check's wall-time hang guard fired before its own budget (of steps) ran out; says how far it got."""
+
+
+HANG_MARGIN = 0.1  # of the container's budget, kept back so the learn check reports before the host kills it
+
+
 def random_actions(env, rng: np.random.Generator) -> np.ndarray:
     """A batch of valid random actions for every agent row of `env` (or of a vector env)."""
     from pufferlib.spaces import sample_action
@@ -87,7 +95,9 @@ class Smoke:
         self.binding = None
         self.env = None
         self.images: list[str] = []  # set by check_render, taken into its Result
+        self.took_steps: int | None = None  # set by check_learn (the steps it trained), likewise
         self.serial_trace: list[bytes] | None = None  # what check_serial saw, for check_multiprocessing
+        self.started = time.monotonic()  # the container's budget (BUDGET_ENV) runs from about here
 
     @property
     def steps(self) -> int:
@@ -274,17 +284,19 @@ class Smoke:
         return f"{self.binding.policy.split(':')[-1]}: {params:,} parameters, actions {tuple(action.shape)}"
 
     def check_learn(self) -> tuple[str, float]:
+        """Train until solved within the step budget. Fails (red) when the budget is spent unsolved; a
+        run the hang guard stops first is a `timeout`: a slow or loaded box, not an env that cannot learn."""
         if not self.binding.smoke.learn:
             raise Skip("no learning check for this binding (SmokeSpec.learn is off)")
-        from pufferlib.train import train
+        from pufferlib.train import config, train
 
-        # Half the binding's time budget: a run that cannot solve in time fails here, with its numbers,
-        # rather than being killed at the budget.
-        budget = self.binding.smoke.seconds / 2
+        steps = self.binding.smoke.learn_steps or config.load(self.name)["train"]["total_timesteps"]
+        guard = self.hang_guard()
         # One torch thread: the matrix runs cells side by side on shared cores, where the threads a
         # native env's config asks for (one per core) would oversubscribe them and stall each other
         # (ocean/cartpole: 3k SPS beside another cell, 180k alone).
-        summary = train(self.name, {"train.max_seconds": budget, "train.torch_threads": 1}, quiet=True)
+        overrides = {"train.total_timesteps": steps, "train.max_seconds": guard, "train.torch_threads": 1}
+        summary = train(self.name, overrides, quiet=True)
         if summary.get("solve_metric") == "win_rate":  # self-play (train/versus.py)
             what, value = "win rate against a random opponent", summary["score"]
         elif summary.get("solve_metric") == "wins":  # the env's `win` info: against its own bot
@@ -294,12 +306,22 @@ class Smoke:
         mean = "none (no episode ended)" if value is None else f"{value:.3f}"
         detail = (
             f"{what} {mean} (solved at {summary['solved_score']}) "
-            f"after {summary['steps']:,} steps in {summary['seconds']:.1f}s "
-            f"(stopped by {summary['stop_reason']})"
+            f"after {summary['steps']:,} of {steps:,} steps ({summary['updates']} updates) "
+            f"in {summary['seconds']:.1f}s (hang guard {guard:.0f}s; stopped by {summary['stop_reason']})"
         )
-        if not summary["solved"]:
-            raise AssertionError("not solved: " + detail)
-        return detail, summary["sps"]
+        self.took_steps = summary["steps"]
+        if summary["solved"]:
+            return detail, summary["sps"]
+        if summary["stop_reason"] == "time":
+            raise TimedOut(f"hang guard: {guard:.0f}s passed before the step budget was spent: {detail}")
+        raise AssertionError("not solved within the step budget: " + detail)
+
+    def hang_guard(self) -> float:
+        """The learn check's wall-time limit: what is left of the container's budget (BUDGET_ENV, set by
+        the host; else the binding's own), less HANG_MARGIN of it, so the check reports before a kill."""
+        budget = float(os.environ.get(BUDGET_ENV) or self.binding.smoke.seconds)
+        left = budget * (1 - HANG_MARGIN) - (time.monotonic() - self.started)
+        return max(left, 1.0)
 
     GPU_REQUESTED_ENV = GPU_REQUESTED_ENV  # set by the host when it asked for GPUs (matrix_protocol)
 
@@ -338,7 +360,7 @@ class Smoke:
                 result = self._run_one(check)
                 if result.status == "pass":
                     passed.add(check)
-                elif result.status == "fail":
+                elif result.status in FAILED:
                     failed[check] = result.detail
                 yield result
         finally:
@@ -352,6 +374,9 @@ class Smoke:
             out = method()
         except Skip as why:
             return Result(self.name, check, "skip", time.perf_counter() - start, str(why))
+        except TimedOut as why:
+            took, self.took_steps = self.took_steps, None
+            return Result(self.name, check, "timeout", time.perf_counter() - start, str(why), steps=took)
         except Exception as exc:
             tb = traceback.format_exc(limit=6)
             return Result(
@@ -359,7 +384,9 @@ class Smoke:
             )
         detail, sps = out if isinstance(out, tuple) else (out, None)
         images, self.images = self.images, []
-        return Result(self.name, check, "pass", time.perf_counter() - start, detail, sps, images=images)
+        took, self.took_steps = self.took_steps, None
+        seconds = time.perf_counter() - start
+        return Result(self.name, check, "pass", seconds, detail, sps, images=images, steps=took)
 
 
 def thumbnails(frames) -> list[str]:
@@ -430,7 +457,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     failed = False
     for result in Smoke(args.env, steps=args.steps, seed=args.seed).run(checks):
-        failed |= result.status == "fail"
+        failed |= result.status in FAILED
         if args.json:
             print(result.to_line(), flush=True)
         else:

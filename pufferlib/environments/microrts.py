@@ -325,7 +325,8 @@ def _binding(name: str) -> Binding:
         extra="microrts",
         policy=Policy,
         requires=("gym_microrts", "jpype"),
-        # the learn cell trains for half of `seconds`; it solved in 90-200 s on a 2-core box
+        # the learn cell trains to its step budget (the config's total_timesteps); it solved in 90-200 s on
+        # a quiet 2-core box, and `seconds` is only the container's hang guard
         smoke=SmokeSpec(steps=128, seconds=480.0 if name == LEARN else 120.0, learn=name == LEARN),
         # full against the scripted workerRushAI the bindings play (a fixed map, a deterministic game:
         # gymnasium's check_env agrees); opponent="randomAI"/"randomBiasedAI" draw from Java's unseeded Random

@@ -12,7 +12,7 @@ import functools
 import importlib
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pufferlib import EnvironmentSetupError, PufferEnv
@@ -20,11 +20,15 @@ from pufferlib import EnvironmentSetupError, PufferEnv
 
 @dataclass(frozen=True)
 class SmokeSpec:
-    """How the integration matrix exercises a binding: random steps and a time budget."""
+    """How the integration matrix exercises a binding: random steps, a time budget (the container's
+    hang guard) and the learn check's step budget."""
 
     steps: int = 256
     seconds: float = 120.0
     learn: bool = False  # run a short training run that must reach `solved`
+    # The learn check's budget in agent steps; 0: the binding's train config's total_timesteps (its
+    # learning-rate schedule unchanged, as the solved table trains it). Wall time is only a hang guard.
+    learn_steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class Binding:
             "multiagent": self.multiagent,
             "policy": self.policy,
             "solved": self.solved,
-            "smoke": {"steps": self.smoke.steps, "seconds": self.smoke.seconds, "learn": self.smoke.learn},
+            "smoke": asdict(self.smoke),
             "install_hint": self.install_hint,
             "missing": self.missing(),
             "seeding": self.seeding,

@@ -9,10 +9,16 @@ from typing import Any
 
 from pufferlib.tank.errors import UsageError
 
-SCHEMA = 4  # 1 = the files written before the field existed (no "schema" key); 3 added --every-host's keys;
-# 4 added `digests` (every host's image id)
-READS = (2, 3, 4)  # 2 and 3 lack only keys added since (every_host, host_seconds, host_differences, digests),
-# which default
+SCHEMA = 5  # 1 = the files written before the field existed (no "schema" key); 3 added --every-host's keys;
+# 4 added `digests` (every host's image id); 5 the statuses timeout and engine-error, `attempts`, and a
+# row's `steps` (the learn check's steps to solve)
+READS = (
+    2,
+    3,
+    4,
+    5,
+)  # 2 to 4 lack only keys added since (every_host, host_seconds, host_differences, digests,
+# attempts, steps), which default
 
 
 def check_schema(data: Any, where: str) -> None:

@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pufferlib.matrix_protocol import Result
+from pufferlib.matrix_protocol import ENGINE, FAILED, STATUSES, Result
 from pufferlib.tank.matrix_schema import SCHEMA
 from pufferlib.tank.report_hosts import STYLE as HOSTS_STYLE
 from pufferlib.tank.report_hosts import differs_html, grid_html
 from pufferlib.tank.report_hosts import slug as _slug
-from pufferlib.tank.report_since import since_html
+from pufferlib.tank.report_since import change_words, since_html
 
 CHANGE_ARROWS = {"new-failure": "!", "regression": "▼", "fixed": "✔", "improvement": "▲", "new-binding": "+"}
 CHANGE_MARKS = {
@@ -34,7 +34,16 @@ CHANGE_MARKS = {
     "improvement": "faster",
     "new-binding": "new",
 }
-STATUS_COLOURS = {"pass": "#2e9e44", "fail": "#d03a2f", "skip": "#9aa0a6", "pending": "#f1f3f4"}
+STATUS_COLOURS = {
+    "pass": "#2e9e44",
+    "fail": "#d03a2f",
+    "timeout": "#e8710a",
+    "skip": "#9aa0a6",
+    "engine-error": "#7b1fa2",
+    "pending": "#f1f3f4",
+}
+# How a cell that is not a pass reads in the grid (and the terminal summary): in words, not a colour alone.
+STATUS_WORDS = {"fail": "FAIL", "timeout": "TIMEOUT", "engine-error": "ENGINE"}
 
 
 @dataclass
@@ -43,6 +52,7 @@ class Cell(Result):
 
     host: str = ""
     error: bool = False  # the check never reported (the container crashed, hung, or its engine failed)
+
     samples: list[float] = field(default_factory=list)  # steps/s of each repeat that passed (--repeats)
 
 
@@ -63,9 +73,12 @@ class Report:
     host_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # host -> binding -> wall time
     host_differences: list[dict[str, Any]] = field(default_factory=list)  # matrix/hostdiff.py
     digests: dict[str, str] = field(default_factory=dict)  # host -> the image's id there (schema 4)
+    # every attempt at a binding whose container the engine failed at least once (schema 5): env, host,
+    # attempt (1, 2, ...), outcome (engine-error, or ran), detail, seconds
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        out = {"pass": 0, "fail": 0, "skip": 0}
+        out = dict.fromkeys(STATUSES, 0)
         for row in self.rows:
             out[row.status] = out.get(row.status, 0) + 1
         return out
@@ -74,14 +87,20 @@ class Report:
         """Per check: {"pass": n, "fail": n, "skip": n, "total": n}, in the order checks first appear."""
         out: dict[str, dict[str, int]] = {}
         for row in self.rows:
-            counts = out.setdefault(row.check, {"pass": 0, "fail": 0, "skip": 0, "total": 0})
+            counts = out.setdefault(row.check, {**dict.fromkeys(STATUSES, 0), "total": 0})
             counts[row.status] = counts.get(row.status, 0) + 1
             counts["total"] += 1
         return out
 
     @property
     def failed(self) -> bool:
-        return any(row.status == "fail" for row in self.rows)
+        """An env failed a check (fail, or its hang guard fired: timeout)."""
+        return any(row.status in FAILED for row in self.rows)
+
+    @property
+    def engine_failed(self) -> bool:
+        """The engine could not run some binding's container, even after the retries."""
+        return any(row.status == ENGINE for row in self.rows)
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": SCHEMA, **asdict(self), "counts": self.counts()}
@@ -111,19 +130,19 @@ def write_all(report: Report, directory: Path) -> dict[str, Path]:
 
 def write_junit(report: Report, path: Path) -> None:
     """One testsuite (hostname: where puffertank ran); a case per cell, its detail in system-out even
-    when it passed; `errors` counts the cells whose check never reported (crash, hang, lost engine).
-    Under `--baseline ... --fail-on regression|any`, a cell that passed but regressed beyond its noise
-    band is a failure too (CI dashboards then show it red, the same as the exit status)."""
+    when it passed. An env's failure is a `failure` (a timeout one of type="timeout"); a cell the Docker
+    engine could not run is an `error` (type="engine-error"): infrastructure, not the env. Under
+    `--baseline ... --fail-on regression|any`, a cell that passed but regressed beyond its noise band is
+    a failure too (CI dashboards then show it red, the same as the exit status)."""
     counts = report.counts()
-    errors = sum(row.error for row in report.rows)
     regressed = _junit_regressions(report)
     machine = report.provenance.get("machine", {})
     suite = ET.Element(
         "testsuite",
         name="puffertank-matrix",
         tests=str(len(report.rows)),
-        failures=str(counts["fail"] - errors + len(regressed)),
-        errors=str(errors),
+        failures=str(sum(counts[s] for s in FAILED) + len(regressed)),
+        errors=str(counts[ENGINE]),
         skipped=str(counts["skip"]),
         time=f"{report.wall_seconds:.2f}",
         timestamp=report.started,
@@ -140,16 +159,14 @@ def write_junit(report: Report, path: Path) -> None:
         case = ET.SubElement(suite, "testcase", classname=row.env, name=name, time=f"{row.seconds:.3f}")
         first = row.detail.splitlines()[0][:200] if row.detail else row.status
         change = regressed.get((row.env, row.check, host))
-        if row.status == "fail":
-            ET.SubElement(case, "error" if row.error else "failure", message=first).text = row.detail
+        if row.status == ENGINE:
+            ET.SubElement(case, "error", message=first, type=ENGINE).text = row.detail
+        elif row.status in FAILED:
+            ET.SubElement(case, "failure", message=first, type=row.status).text = row.detail
         elif row.status == "skip":
             ET.SubElement(case, "skipped", message=first)
         elif change:
-            message = (
-                f"regression since the baseline: {change['was_sps']:,.0f} -> {change['sps']:,.0f} steps/s "
-                f"(x{change['ratio']:.2f}, beyond the noise band of {change['band']:.0%}, "
-                f"{change['band_kind']})"
-            )
+            message = f"regression since the baseline: {change_words(change)}"
             ET.SubElement(case, "failure", message=message, type="regression").text = message
         out = [f"status: {row.status}", f"host: {row.host or 'local'}"]
         if row.sps and row.status == "pass":
@@ -209,6 +226,8 @@ td.cell { text-align: center; color: #fff; }
 td.cell small { display: block; opacity: .9; font-size: 11px; }
 td.cell[data-status=pass] { background: #2e7d32; }
 td.cell[data-status=fail] { background: #c62828; font-weight: 700; }
+td.cell[data-status=timeout] { background: #e65100; font-weight: 700; }
+td.cell[data-status=engine-error] { background: #6a1b9a; font-weight: 700; }
 td.cell[data-status=skip] { background: #e0e0e0; color: #3c4043; }
 td.cell[data-status=none] { background: #fff; }
 td.cell a { color: inherit; }
@@ -297,11 +316,12 @@ def _cell(
         attrs += f' data-change="{change["kind"]}"'
         how = f"x{change['ratio']:.2f}" if "ratio" in change else CHANGE_MARKS[change["kind"]]
         mark = f'<small class="chg">{CHANGE_ARROWS[change["kind"]]} {how}</small>'
-    if cell.status == "fail":
-        what = "did not report" if cell.error else "failed"
+    if cell.status in STATUS_WORDS:  # fail, timeout, engine-error: in words, linked to the output
+        what = {"timeout": "hit its hang guard", ENGINE: "was not run: the engine failed"}.get(cell.status)
+        what = what or ("did not report" if cell.error else "failed")
         return (
-            f'<td class="cell" data-status="fail"{attrs} title="{html.escape(cell.check)} {what}">'
-            f'<a href="#{_fail_id(cell.env, cell.check, host)}">FAIL</a>'
+            f'<td class="cell" data-status="{cell.status}"{attrs} title="{html.escape(cell.check)} {what}">'
+            f'<a href="#{_fail_id(cell.env, cell.check, host)}">{STATUS_WORDS[cell.status]}</a>'
             f"<small>{cell.seconds:.1f}s</small>{mark}</td>"
         )
     if cell.status == "skip":
@@ -420,6 +440,28 @@ def _grid_html(
     return f"<tr>{''.join(head)}</tr>", "".join(body)
 
 
+def tally(counts: dict[str, int]) -> str:
+    """The counts in words, each status that occurred: "3 failed, 1 timed out, 2 engine errors, 40 passed,
+    4 skipped" (failed, passed and skipped always)."""
+    words = {"fail": "failed", "timeout": "timed out", ENGINE: "engine errors", "pass": "passed"}
+    words["skip"] = "skipped"
+    shown = [k for k in words if counts.get(k) or k in ("fail", "pass", "skip")]
+    return ", ".join(f"{counts.get(k, 0)} {words[k]}" for k in shown)
+
+
+def _attempts_html(report: Report) -> str:
+    """Every attempt at a binding whose container the engine failed at least once."""
+    if not report.attempts:
+        return ""
+    items = "".join(
+        f"<li>{html.escape(a['env'])} on {html.escape(a['host'])}, attempt {a['attempt']}: "
+        f"<b>{html.escape(a['outcome'])}</b> after {a['seconds']:.1f}s &mdash; "
+        f"{html.escape(a['detail'].splitlines()[0] if a['detail'] else '')}</li>"
+        for a in report.attempts
+    )
+    return f'<p>Attempts (retried with --retries):</p><ul class="notes">{items}</ul>'
+
+
 def render_html(report: Report) -> str:
     """One HTML file, no external assets: envs down, checks across, a cell each that says what happened."""
     checks: list[str] = []
@@ -453,17 +495,21 @@ def render_html(report: Report) -> str:
         thead, tbody = _grid_html(report, envs, checks, grid, numbers, covering, changes)
     differs = differs_html(report.host_differences, report.hosts, _cell_id) if per_host else ""
 
-    failures = [row for row in report.rows if row.status == "fail"]
-    failure_html = "".join(
-        f'<details id="{_fail_id(r.env, r.check, r.host if per_host else "")}" open>'
-        f"<summary>{html.escape(r.env)} / {html.escape(r.check)}"
-        f"{' (did not report)' if r.error else ''}{f' on {html.escape(r.host)}' if r.host else ''}</summary>"
-        f"<pre>{html.escape(r.detail)}</pre></details>"
-        for r in failures
-    )
+    def entry(r: Cell) -> str:
+        why = {"timeout": " (timed out)", ENGINE: " (not run: the engine failed)"}.get(r.status, "")
+        why = why or (" (did not report)" if r.error else "")
+        return (
+            f'<details id="{_fail_id(r.env, r.check, r.host if per_host else "")}" open>'
+            f"<summary>{html.escape(r.env)} / {html.escape(r.check)}{why}"
+            f"{f' on {html.escape(r.host)}' if r.host else ''}</summary>"
+            f"<pre>{html.escape(r.detail)}</pre></details>"
+        )
+
+    failure_html = "".join(entry(r) for r in report.rows if r.status in FAILED)
+    engine_html = "".join(entry(r) for r in report.rows if r.status == ENGINE) + _attempts_html(report)
     # under --baseline the exit status is --fail-on's: the headline says the same as the exit status
     against = report.comparison.get("failed")
-    failed = against if against is not None else bool(counts["fail"])
+    failed = against if against is not None else report.failed
     verdict, word = ("fail", "FAILED") if failed else ("pass", "PASSED")
     if against is not None:
         word += f" under --fail-on {html.escape(str(report.comparison.get('fail_on')))}"
@@ -473,11 +519,11 @@ def render_html(report: Report) -> str:
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>PufferTank matrix: {counts["fail"]} failed, {counts["pass"]} passed, {counts["skip"]} skipped</title>
+<title>PufferTank matrix: {tally(counts)}</title>
 <style>{STYLE}{HOSTS_STYLE if per_host else ""}</style></head><body>
 <h1>PufferTank integration matrix</h1>
-<p class="verdict {verdict}">{word}: {counts["fail"]} failed, {counts["pass"]} passed,
-{counts["skip"]} skipped of {len(report.rows)} cells ({len(envs)} bindings &times; {len(checks)} checks)</p>
+<p class="verdict {verdict}">{word}: {tally(counts)} of {len(report.rows)} cells
+({len(envs)} bindings &times; {len(checks)} checks)</p>
 {since_html(report.comparison, _fail_id, _cell_id)}
 {differs}
 <table class="prov">{prov}</table>
@@ -489,6 +535,7 @@ its output below; [n] is the skip reason above; an outlined cell changed since t
 <tbody>{tbody}</tbody>
 </table>
 <h2 id="failures">Failures</h2>{failure_html or "<p>none</p>"}
+{f'<h2 id="engine">Engine errors (not the envs)</h2>{engine_html}' if engine_html else ""}
 {_frames_html(report)}
 </body></html>
 """

@@ -93,7 +93,7 @@ def differs_html(
             values.append(f"{link} {html.escape(shown)}")
         extra = ""
         if d["kind"] == "speed":
-            extra = f" (x{d['ratio']:.2f}; noise band &plusmn;{d['band']:.0%}, {d['band_kind']})"
+            extra = f" (x{d['ratio']:.2f}; beyond the band of {d['band']:.0%}, {d['band_kind']})"
         items.append(
             f'<li id="{differ_id(d["env"], d["check"])}" data-kind="{d["kind"]}"><b>{WORDS[d["kind"]]}</b> '
             f"{html.escape(d['env'])} {html.escape(d['check'])}: {'; '.join(values)}{extra}</li>"

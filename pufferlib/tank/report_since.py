@@ -16,6 +16,15 @@ WORDS = {
 }
 
 
+def change_words(c: dict[str, Any]) -> str:
+    """A figure's change and its band in words: "28,900 -> 20,500 steps/s (x0.71; band: worse by more
+    than 25 % counts, tolerance)"."""
+    return (
+        f"{c['was_value']:,.0f} -> {c['value']:,.0f} {c['figure']} (x{c['ratio']:.2f}; band: worse by more "
+        f"than {c['band']:.0%} counts, {c['band_kind']})"
+    )
+
+
 def since_html(comparison: dict[str, Any], fail_id, cell_id) -> str:
     """The section's HTML; `fail_id(env, check, host)` is the anchor of a failed cell's output,
     `cell_id(env, check, host)` that of its grid cell (host: "" but under --every-host): a new failure
@@ -35,10 +44,7 @@ def since_html(comparison: dict[str, Any], fail_id, cell_id) -> str:
             what = f'<a href="#{cell_id(c["env"], c["check"], host)}">{what}</a>'
         extra = ""
         if "ratio" in c:
-            extra = (
-                f": {c['was_sps']:,.0f} &rarr; {c['sps']:,.0f} steps/s (x{c['ratio']:.2f}; noise band "
-                f"&plusmn;{c['band']:.0%}, {c['band_kind']})"
-            )
+            extra = ": " + html.escape(change_words(c))
         elif c.get("was"):
             extra = f": was {html.escape(str(c['was']))}, now {html.escape(str(c['status']))}"
         items.append(f'<li data-kind="{c["kind"]}"><b>{WORDS[c["kind"]]}</b> {what}{extra}</li>')

@@ -16,7 +16,7 @@ EXPECTED = {  # binding -> (the one red check, words its detail must contain)
     "test/bad-spaces": ("spaces", "rewards buffer has shape (1, 1)"),
     "test/bad-step": ("step", "observation outside Box(0.0, 1.0, (2,), float32)"),
     "test/bad-serial": ("serial", "Serial, step 2: observation outside"),
-    "test/bad-learn": ("learn", "not solved: mean return 0.000 (solved at 1.0)"),
+    "test/bad-learn": ("learn", "not solved within the step budget: mean return 0.000 (solved at 1.0)"),
 }
 
 

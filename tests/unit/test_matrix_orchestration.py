@@ -1,7 +1,8 @@
 """run_matrix() without a Docker engine: fake containers that print a smoke run's JSON lines, crash, hang
 or never start. Each binding's cells land in the report in binding and check order; a check the
-container never reported becomes a failed cell (error=True) naming why, with the last output; the run's
-containers are looked up for removal at the end. (The real thing: tests/integration/test_matrix_*.py.)"""
+container never reported becomes a failed cell (error=True) naming why, with the last output; one the
+engine never ran is retried, then an engine-error cell; the run's containers are looked up for removal at
+the end. (The real thing: tests/integration/test_matrix_*.py.)"""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ from pufferlib.tank.matrix import LABEL, Host, Plan, binding, commands, run_matr
 class FakeContainer:
     def __init__(self, lines: list[str], status: int | None) -> None:
         self.lines, self.status, self.killed = lines, status, False
+        self.attrs: dict = {"State": {"OOMKilled": False, "Error": ""}}  # what inspect says once it exited
+        self.client = SimpleNamespace(ping=lambda: True)  # the engine still answers
+
+    def reload(self) -> None:
+        pass
 
     def start(self) -> None:
         pass
@@ -86,7 +92,7 @@ def test_cells_failures_and_cleanup(monkeypatch):
     client = FakeClient()
     names = ["test/ok", "test/crash", "test/hangs", "test/no-engine"]
     plan = Plan("puffertank/lib:cpu", "cpu", [Host("local", client)], [{"name": n} for n in names], jobs=2)
-    plan.timeout = 0.3
+    plan.timeout, plan.backoff = 0.3, 0.0
     report = run_matrix(plan)
 
     assert [(r.env, r.check) for r in report.rows] == [(n, c) for n in names for c in CHECKS]
@@ -101,9 +107,11 @@ def test_cells_failures_and_cleanup(monkeypatch):
     assert cells["test/hangs", "make"].detail.startswith("timed out after 0s (binding hung?)")
     assert not any(r.env == "other/env" for r in report.rows)  # another binding's line is not this one's
     lost = [cells["test/no-engine", c] for c in CHECKS]
-    assert all(
-        c.status == "fail" and c.error and c.detail == "TankError: cannot create a container" for c in lost
-    )
+    why = "the Docker engine on local failed: TankError: cannot create a container"
+    assert all(c.status == "engine-error" and c.error and c.detail == why for c in lost)
+    tries = [(a["env"], a["attempt"], a["outcome"]) for a in report.attempts]
+    assert tries == [("test/no-engine", 1, "engine-error"), ("test/no-engine", 2, "engine-error")]  # 1 retry
+    assert report.failed and report.engine_failed
     assert report.versions == {"python": "3.11"} and report.digest == "sha256:feed"
     assert set(report.env_seconds) == set(names)
     assert client.listed == [{"label": f"{LABEL}={plan.run_id}"}]  # cleanup looked for the run's containers

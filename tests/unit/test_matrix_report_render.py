@@ -77,16 +77,20 @@ def test_several_hosts_show_who_ran_what():
 
 def test_junit_and_json(tmp_path):
     made = report()
+    why = "the Docker engine on local failed: APIError: 500 failed to start shim"
+    made.rows.append(Cell("test/no-engine", "make", "engine-error", 0.0, why, None, "local", error=True))
     paths = write_all(made, tmp_path)
     suite = ET.parse(paths["junit"]).getroot()
     assert suite.get("hostname") == machine()["hostname"]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == (
-        "12", "1", "2", "4",
+        "13", "3", "1", "4",
     )  # fmt: skip
     cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
     passing = cases["ocean/squared", "learn"]
     assert "solved" in passing.find("system-out").text and "steps/s: 8,000" in passing.find("system-out").text
-    assert cases["test/hangs", "step"].find("error") is not None
+    assert cases["test/hangs", "step"].find("failure") is not None  # a hung env is the env's failure
+    engine = cases["test/no-engine", "make"].find("error")  # a cell the engine could not run is an error
+    assert engine is not None and engine.get("type") == "engine-error"
     assert cases["test/bad-step", "step"].find("failure") is not None
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["provenance.command"] == "puffertank matrix --env 'test/*'"

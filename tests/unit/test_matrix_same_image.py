@@ -55,7 +55,7 @@ def _report(digests: dict[str, str]) -> Report:
 
 def test_matrix_json_records_every_hosts_image_and_reads_back(tmp_path):
     doc = _report({"local": A, "ssh://box2": A}).to_json()
-    assert doc["schema"] == SCHEMA == 4 and doc["digests"] == {"local": A, "ssh://box2": A}
+    assert doc["schema"] == SCHEMA == 5 and doc["digests"] == {"local": A, "ssh://box2": A}
     (tmp_path / "matrix.json").write_text(json.dumps(doc))
     assert load(tmp_path / "matrix.json").digests == {"local": A, "ssh://box2": A}
 

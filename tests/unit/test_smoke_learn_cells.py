@@ -52,12 +52,13 @@ def test_the_learn_cell_trains_to_the_solved_score(name):
 
 
 def test_the_learn_cell_goes_red_when_the_run_cannot_solve(monkeypatch):
-    """The same binding with a budget far too small to train in fails, naming the score it reached."""
+    """The same binding with a step budget far too small to train in fails, naming the score it reached."""
     _needs("bsuite")
     name = "bsuite/catch/0"
     binding = environments.get(name)
-    starved = dataclasses.replace(binding, smoke=dataclasses.replace(binding.smoke, seconds=0.2))
+    starved = dataclasses.replace(binding, smoke=dataclasses.replace(binding.smoke, learn_steps=512))
     monkeypatch.setitem(registry._REGISTRY, name, starved)
     result = _learn(name)
     assert result.status == "fail", result.detail
-    assert "not solved: mean return" in result.detail and "(stopped by time)" in result.detail
+    assert "not solved within the step budget: mean return" in result.detail, result.detail
+    assert "of 512 steps" in result.detail and "stopped by steps)" in result.detail

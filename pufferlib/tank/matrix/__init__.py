@@ -2,7 +2,9 @@
 
 The image is asked which bindings it has (`puffer envs --json`); each binding then runs
 `python -m pufferlib.smoke NAME --json` in a fresh container, which prints one JSON line per check.
-A binding that crashes or outlives its time budget fails its own remaining cells; the others go on.
+A binding that crashes or outlives its time budget fails its own remaining cells; the others go on. A
+container the Docker engine could not run is retried (--retries) and, failing still, its cells are
+engine-error, apart from the envs' failures (exit 3 when only the engine failed).
 Bindings are spread over `--jobs` containers per host and over every `--host` (Docker daemons over
 ssh://, TLS tcp:// or unix://; see tank/engine.py), taken from one queue so a fast host takes more; with
 `--every-host` each host runs every binding, to compare the boxes.
@@ -21,7 +23,7 @@ binding.py     run_binding(): one binding in one container, its cells as they la
 run.py         run_matrix(): the workers over every host, the report, the cleanup
 provenance.py  what ran, where and how, for the report
 progress.py    the live view (a rich table in a terminal, a line per binding otherwise)
-baseline.py    --baseline: a run compared with a previous one (noise band, moved pins, --fail-on)
+baseline.py    --baseline: a run compared with a previous one (a tolerance band, moved pins, --fail-on)
 history.py     --history: a series of reports side by side (HTML, CSV, PNG), by image revision
 hostdiff.py    --every-host: every binding on every host, and the cells that differ between the hosts
 cli.py         the `puffertank matrix` subcommand

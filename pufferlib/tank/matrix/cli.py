@@ -20,7 +20,7 @@ from pufferlib.tank.matrix.plan import Plan, select
 from pufferlib.tank.matrix.progress import Progress
 from pufferlib.tank.matrix.run import progress_names, run_matrix
 from pufferlib.tank.names import image_ref
-from pufferlib.tank.report import Report, write_all
+from pufferlib.tank.report import STATUS_WORDS, Report, tally, write_all
 from pufferlib.tank.signals import exit_status
 
 
@@ -98,7 +98,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--repeats",
         type=int,
         help="run each binding's container N times; timed cells keep every sample and report the median, "
-        "and their spread is the --baseline noise band (default 3 with --baseline, else 1)",
+        "and their spread can widen the --baseline band (default 3 with --baseline, else 1)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run a binding's container again, up to N times with backoff, when the Docker engine could not "
+        "run it (an API error, the daemon gone, the container killed from outside); what still fails is an "
+        "engine-error cell, apart from the envs' failures (default 1)",
     )
     p.add_argument(
         "--history",
@@ -146,9 +155,19 @@ def main(args: argparse.Namespace) -> int:
         report.comparison = {**compare(report.to_json(), base), "fail_on": fail_on}
         report.comparison["failed"] = baseline_status(report.comparison, fail_on) == 1
     _summarise(report, args, out)
-    if base is not None:
-        return baseline_status(report.comparison, fail_on)
-    return 1 if report.failed else 0
+    return run_status(report, fail_on)
+
+
+# The exit status when no env failed but the engine could not run some cells (1 is an env's failure, or
+# what --fail-on names; 2 a usage error; 130 an interrupt): docs/matrix.md, "Exit status".
+ENGINE_EXIT = 3
+
+
+def run_status(report: Report, fail_on: str) -> int:
+    """The exit status of a run: 1 an env failed (with a baseline: what --fail-on names), else ENGINE_EXIT
+    where the engine could not run some cells, else 0."""
+    failed = baseline_status(report.comparison, fail_on) if report.comparison else int(report.failed)
+    return failed or (ENGINE_EXIT if report.engine_failed else 0)
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -174,6 +193,8 @@ def _plan(args: argparse.Namespace) -> Plan:
     repeats = args.repeats if args.repeats is not None else (3 if args.baseline else 1)
     if repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {repeats}", "pass --repeats 1 or more")
+    if args.retries < 0:
+        raise UsageError(f"--retries must be >= 0, got {args.retries}", "pass --retries 0 or more")
     for plugin in args.plugin:
         if not plugin.is_file() or plugin.suffix != ".py":
             raise UsageError(
@@ -196,22 +217,30 @@ def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(image, variant, hosts, [], args.jobs, args.timeout, plugins, repeats=repeats, gpus=args.gpus)
     plan.patterns = list(args.env)
     plan.every_host = args.every_host
+    plan.retries = args.retries
     plan.command = ["puffertank", *getattr(args, "argv", sys.argv[1:])]
     return plan
 
 
 def _summarise(report: Report, args: argparse.Namespace, out) -> None:
     """The counts and each failure's first line on `out`, the report files, and --json's report."""
-    counts = report.counts()
-    print(
-        f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped "
-        f"in {report.wall_seconds:.0f}s",
-        file=out,
-    )
+    print(f"{tally(report.counts())} in {report.wall_seconds:.0f}s", file=out)
     for row in report.rows:
-        if row.status == "fail":
+        if row.status in STATUS_WORDS:
             first = row.detail.splitlines()[0] if row.detail else ""
-            print(f"  FAIL {row.env} {row.check}: {first}", file=out)
+            print(f"  {STATUS_WORDS[row.status]} {row.env} {row.check}: {first}", file=out)
+    retried = {(a["env"], a["host"]) for a in report.attempts}
+    if retried:
+        ran = sum(a["outcome"] == "ran" for a in report.attempts)
+        print(
+            f"the engine failed {len(retried)} binding(s)' containers; {ran} ran on a retry"
+            + (
+                " (engine-error cells: the envs were not tested there; exit 3 if no env failed)"
+                if report.engine_failed
+                else ""
+            ),
+            file=out,
+        )
     if report.every_host:
         print(f"differs between hosts: {len(report.host_differences)} cell(s)", file=out)
         for diff in report.host_differences:

@@ -20,11 +20,12 @@ from typing import Any
 
 from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix_schema import load_document
+from pufferlib.tank.report import STATUS_COLOURS, STATUS_WORDS
 
-# A binding's summary status: fail if any cell failed, else pass if any passed (every CPU run skips the
-# gpu check), else skip.
-WORST = ("fail", "pass", "skip")
-COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "skip": "#9aa0a6", None: "#ffffff"}
+# A binding's summary status: fail if any cell failed, then timeout, then engine-error (not tested), else
+# pass if any passed (every CPU run skips the gpu check), else skip.
+WORST = ("fail", "timeout", "engine-error", "pass", "skip")
+COLOURS = {**STATUS_COLOURS, None: "#ffffff"}  # the report's colours; none: not in that report
 
 
 @dataclass
@@ -134,7 +135,7 @@ def render_html(columns: list[Column]) -> str:
             text = (
                 "&mdash;"
                 if status is None
-                else ("FAIL" if status == "fail" else f"{sps:,.0f}/s" if sps else status)
+                else (STATUS_WORDS.get(status) or (f"{sps:,.0f}/s" if sps else status))
             )
             cells.append(
                 f'<td data-status="{status or "none"}" style="background:{COLOURS[status]}">{text}</td>'

@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
-from pufferlib.tank.matrix.baseline import band
+from pufferlib.tank.matrix.baseline import TIMED, band
 from pufferlib.tank.report import Cell
 
 KINDS = ("status", "renderer", "frames", "speed")
@@ -68,13 +68,13 @@ def differences(rows: Iterable[Cell], hosts: list[str], seeding: dict[str, str])
                 out.append({**entry, "kind": "frames", "values": [f"{len(c.images)} frames" for c in cells]})
                 continue
         speeds = [_samples(c) for c in cells]
-        if all(speeds):
+        if check in TIMED and all(speeds):  # learn's steps/s is mostly start-up: not a speed
             medians = [statistics.median(s) for s in speeds]
             order = sorted(range(len(cells)), key=medians.__getitem__)
             slow, fast = order[0], order[-1]
             width, how = band(speeds[fast], speeds[slow])
             ratio = medians[fast] / medians[slow]
-            if ratio > 1 + width:
+            if ratio > 1 / (1 - width):  # the baseline's improvement test: beyond the band
                 values = [round(m) for m in medians]
                 out.append(
                     {

@@ -27,6 +27,8 @@ class Plan:
     gpus: str = "auto"  # auto: GPUs requested for the cuda variant; all: always; none: never
     patterns: list[str] = field(default_factory=list)  # --env filters, for the report's provenance
     command: list[str] = field(default_factory=lambda: list(sys.argv))  # the exact command line, likewise
+    retries: int = 1  # more containers for a binding whose container the engine could not run
+    backoff: float = 2.0  # seconds before the first retry, doubling after each
 
     @property
     def gpu_request(self) -> str:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import sys
 
-from pufferlib.matrix_protocol import CHECKS
+from pufferlib.matrix_protocol import CHECKS, FAILED
 from pufferlib.tank.report import Cell
 
-GLYPHS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "grey50")}
+GLYPHS = {
+    "pass": ("✓", "green"),
+    "fail": ("✗", "red"),
+    "timeout": ("⧗", "dark_orange"),
+    "skip": ("–", "grey50"),
+    "engine-error": ("E", "magenta"),
+}
 
 
 class Progress:
@@ -53,7 +59,7 @@ class Progress:
     def finished(self, name: str) -> None:
         self.done += 1
         cells = self.cells.get(name, {})
-        failed = [c for c in cells.values() if c.status == "fail"]
+        failed = [c for c in cells.values() if c.status in FAILED]
         self.state[name] = "failed" if failed else "passed"
         if self.live is None and not self.quiet:
             marks = "".join(GLYPHS[c.status][0] for c in (cells.get(k) for k in CHECKS) if c)

@@ -33,6 +33,7 @@ def provenance(plan: Plan) -> dict:
         "run": {
             "jobs": plan.jobs,
             "repeats": plan.repeats,
+            "retries": plan.retries,
             "filters": list(plan.patterns),
             "plugins": [p.name for p in plan.plugins],
             "timeout": plan.timeout,

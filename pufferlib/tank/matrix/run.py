@@ -1,10 +1,13 @@
 """run_matrix(): every binding of a plan, taken from one queue by `jobs` workers per host (so a fast host
 takes more), or with `every_host` from a queue per host (each host runs every binding, to compare the
-boxes: matrix/hostdiff.py), each cell into the report and the progress view as it lands; the run's
-containers are removed at the end, on errors and on Ctrl-C."""
+boxes: matrix/hostdiff.py), each cell into the progress view as it lands and into the report once its
+container is done; a container the engine could not run is retried (plan.retries, with backoff), every
+attempt recorded in report.attempts, and what still fails is an engine-error cell; the run's containers
+are removed at the end, on errors and on Ctrl-C."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import queue
@@ -12,8 +15,8 @@ import statistics
 import threading
 import time
 
-from pufferlib.matrix_protocol import CHECKS
-from pufferlib.tank.matrix.binding import failed_cells, run_binding
+from pufferlib.matrix_protocol import CHECKS, ENGINE
+from pufferlib.tank.matrix.binding import EngineFault, engine_cells, failed_cells, run_binding
 from pufferlib.tank.matrix.commands import versions
 from pufferlib.tank.matrix.hostdiff import differences
 from pufferlib.tank.matrix.hosts import Host, cleanup
@@ -110,11 +113,13 @@ class Run:
             todo.put(binding)
         return todo
 
-    def on_cell(self, cell: Cell) -> None:
+    def on_cell(self, cell: Cell, into: list[Cell] | None = None) -> None:
+        """A cell landed: shown now, and into the report (or `into`: an attempt's, until it is known
+        whether the engine ended that attempt)."""
         with self.lock:
             if cell.status == "pass" and cell.sps:
                 cell.samples = [cell.sps]
-            self.report.rows.append(cell)
+            (self.report.rows if into is None else into).append(cell)
             self.progress.update(cell)
 
     def on_repeat(self, cell: Cell) -> None:
@@ -138,11 +143,12 @@ class Run:
             label = self.progress.label(binding["name"], host.url)
             self.progress.started(label, host.url)
             try:
-                seconds = run_binding(host, self.plan, binding, self.on_cell, self.stop)
+                seconds = self.attempts(host, binding)
                 for _ in range(self.plan.repeats - 1):
                     if not self.stop.is_set():
-                        run_binding(host, self.plan, binding, self.on_repeat, self.stop)
-            except Exception as exc:  # a broken daemon: fail this binding's cells, keep going
+                        with contextlib.suppress(EngineFault):  # a repeat is a sample more, or none
+                            run_binding(host, self.plan, binding, self.on_repeat, self.stop)
+            except Exception as exc:  # not the engine's doing (that is EngineFault): fail the binding's cells
                 seconds = 0.0
                 for cell in failed_cells(binding["name"], (), f"{type(exc).__name__}: {exc}", host.url):
                     self.on_cell(cell)
@@ -153,3 +159,44 @@ class Run:
                 wall = self.report.env_seconds.get(binding["name"], 0.0)
                 self.report.env_seconds[binding["name"]] = max(wall, round(seconds, 2))
                 self.progress.finished(label)
+
+    def attempts(self, host: Host, binding: dict) -> float:
+        """Run a binding until the engine lets its container run, at most 1 + plan.retries times, waiting
+        plan.backoff seconds (doubling) between; its cells go into the report, the attempts into
+        report.attempts when the engine failed one. Returns the last attempt's seconds."""
+        name, tries = binding["name"], []
+        for attempt in range(1, self.plan.retries + 2):
+            cells: list[Cell] = []
+            try:
+                seconds = run_binding(
+                    host, self.plan, binding, lambda c, into=cells: self.on_cell(c, into), self.stop
+                )
+            except EngineFault as fault:
+                tries.append(_attempt(name, host, attempt, ENGINE, fault.why, fault.seconds))
+                if attempt <= self.plan.retries and not self.stop.wait(
+                    self.plan.backoff * 2 ** (attempt - 1)
+                ):
+                    continue
+                seconds = fault.seconds
+                for cell in engine_cells(name, fault, host.url):
+                    self.on_cell(cell, cells)
+            else:
+                if tries:
+                    tries.append(_attempt(name, host, attempt, "ran", "the container ran", seconds))
+            with self.lock:
+                self.report.rows.extend(cells)
+                self.report.attempts.extend(tries)
+            return seconds
+        raise AssertionError("unreachable: the last attempt returns")
+
+
+def _attempt(env: str, host: Host, attempt: int, outcome: str, detail: str, seconds: float) -> dict:
+    """One attempt at a binding's container, as report.attempts records it."""
+    return {
+        "env": env,
+        "host": host.url,
+        "attempt": attempt,
+        "outcome": outcome,
+        "detail": detail,
+        "seconds": round(seconds, 2),
+    }

@@ -94,13 +94,13 @@ SPEC = SmokeSpec(steps=32, seconds=60)
 register(Binding(name="test/bad-spaces", make=make_bad_spaces, extra="", smoke=SPEC))
 register(Binding(name="test/bad-step", make=make_bad_step, extra="", smoke=SPEC))
 register(Binding(name="test/bad-serial", make=make_bad_serial, extra="", smoke=SPEC))
-# learn runs for half the budget (20 s) before it reports "not solved"
+# learn spends its step budget (4,096 agent steps) before it reports "not solved"
 register(
     Binding(
         name="test/bad-learn",
         make=make_bad_learn,
         extra="",
         solved=1.0,
-        smoke=SmokeSpec(steps=32, seconds=40, learn=True),
+        smoke=SmokeSpec(steps=32, seconds=40, learn=True, learn_steps=4096),
     )
 )
