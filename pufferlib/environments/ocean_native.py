@@ -44,7 +44,9 @@ NATIVE: dict[str, Native] = {
     "template": Native(solved=7.5),
     # snake: a mean return above 0 eats more than a death costs (10+ food a life; random play: -0.69).
     # Its learn cell is off: ~2M steps, minutes here, not the matrix's 60 s.
-    "snake": Native(solved=0.0, multiagent=True, policy="pufferlib.environments.policies:Tiles", learn=False),
+    "snake": Native(
+        solved=0.0, multiagent=True, policy="pufferlib.environments.support.policies:Tiles", learn=False
+    ),
     # connect4 is judged by its win rate against a random opponent (ocean.connect4.toml), not a return.
     "connect4": Native(solved=None, multiagent=True),
     # bricks broken per episode (of 108): random play breaks ~1, a script following the ball ~105

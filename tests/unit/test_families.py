@@ -147,6 +147,23 @@ def test_every_family_module_is_in_the_table(tmp_path):
     assert registering_modules(tmp_path) - set(families.modules()) == {"newfam"}
 
 
+PACKAGE_API = {"__init__", "registry", "families", "cli"}  # environments/'s own modules, not families
+
+
+def strays(folder: Path) -> set[str]:
+    """Modules at the top of `folder` that are neither a family of the table nor the package's own API
+    (what the families share belongs in environments/support/)."""
+    return {p.stem for p in folder.glob("*.py")} - set(families.modules()) - PACKAGE_API
+
+
+def test_the_folder_holds_families_and_the_packages_api(tmp_path):
+    folder = REPO / "pufferlib" / "environments"
+    assert strays(folder) == set()
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "_helpers.py").write_text("")  # red on a planted support module beside the families
+    assert strays(tmp_path) == {"_helpers"}
+
+
 def test_every_binding_carries_its_rows_extra():
     for module, family in zip(envs.FAMILIES, families.FAMILIES, strict=True):
         name = getattr(module, "FAMILY", family.module)

@@ -78,9 +78,9 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/check_envs.py",
             "docker/login-env.sh",
             # The JAX families' programs the stage builds into the image (self-contained, with jax_cache.py).
-            "pufferlib/environments/jax_cache.py",
-            "pufferlib/environments/craftax_jax.py",
-            "pufferlib/environments/kinetix_jax.py",
+            "pufferlib/environments/support/jax_cache.py",
+            "pufferlib/environments/support/craftax_jax.py",
+            "pufferlib/environments/support/kinetix_jax.py",
         ),
     ),
     "lib": Stage(
