@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.tank.errors import UsageError
-from pufferlib.tank.matrix_schema import load_document
+from pufferlib.tank.matrix.schema import load_document
 
 FAIL_ON = ("new-failure", "regression", "any")
 NOISE_FACTOR = 2.0

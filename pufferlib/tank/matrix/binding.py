@@ -17,7 +17,7 @@ from pufferlib.tank.containers import tracked
 from pufferlib.tank.matrix.commands import spec, tail
 from pufferlib.tank.matrix.hosts import Host
 from pufferlib.tank.matrix.plan import Plan
-from pufferlib.tank.report import Cell
+from pufferlib.tank.matrix.report import Cell
 
 
 def run_binding(

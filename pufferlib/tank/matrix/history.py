@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.tank.errors import UsageError
-from pufferlib.tank.matrix_schema import load_document
+from pufferlib.tank.matrix.schema import load_document
 
 # A binding's summary status: fail if any cell failed, else pass if any passed (every CPU run skips the
 # gpu check), else skip.
