@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pufferlib"
 HOST = PACKAGE / "tank"
-SHARED = {"pufferlib", "pufferlib.matrix_protocol", "pufferlib.provenance"}
+SHARED = {"pufferlib", "pufferlib._version", "pufferlib.matrix_protocol", "pufferlib.provenance"}
 HEAVY = ("numpy", "gymnasium", "torch")
 
 
