@@ -381,7 +381,7 @@ def nmmo() -> str:
 
 def kinetix() -> str:
     """Kinetix's env modules import (without the package __init__, which imports its training stack, as
-    pufferlib/environments/kinetix_jax.py loads them) and observe a level; the layer after this one builds
+    pufferlib/environments/support/kinetix_jax.py loads them) and observe a level; the layer after this one builds
     and steps the registered programs (kinetix_jax.py)."""
     import importlib.util
     import types

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from pufferlib._version import __version__ as __version__  # the one place it is kept
 
 # name -> the module that defines it
 _ATTRIBUTES = {

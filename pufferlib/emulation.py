@@ -31,7 +31,7 @@ from gymnasium import spaces
 
 from pufferlib import APIUsageError, InvalidAgentError
 from pufferlib import spaces as pspaces
-from pufferlib.emulated import CheckedStep, _Emulated, make_object  # noqa: F401  (make_object stays importable from here)
+from pufferlib.emulation_base import CheckedStep, _Emulated, make_object  # noqa: F401  (PufferLib API: emulation.make_object)
 
 
 def numeric_items(info: Any) -> dict[str, float]:

@@ -46,22 +46,12 @@ install_python() {
     -c "$REPO/docker/constraints/dev.txt" \
     "torch==$(sed -n 's/^torch==//p' "$REPO/docker/constraints/base.txt")" jax jaxlib flax \
     -e "${REPO}[common,tank,dev,ray,sweep,wandb,neptune]"
-  # craftax without its plain-pygame requirement (pygame-ce is installed; see pyproject's craftax extra)
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" craftax
-  # gym-microrts without its gym<0.19 requirement (gym 0.26 is installed; see pyproject's microrts extra)
-  "$VENV/bin/pip" install -q --disable-pip-version-check -c "$REPO/docker/constraints/envs.txt" JPype1
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -c "$REPO/docker/constraints/envs.txt" gym-microrts
-  # Neural MMO: vec-noise built the legacy way (its setup.py fails under PEP 517), nmmo without its pins
-  # (numpy==1.23.3, gymnasium==0.29.1, ...), then its runtime deps (pyproject's nmmo extra)
-  local pins=(-c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt")
-  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" wheel cython
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-use-pep517 "${pins[@]}" vec-noise
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${pins[@]}" nmmo
-  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[nmmo]"
-  # Kinetix: the extra (its env's runtime deps), then kinetix-env and its env packages without kinetix-env's
-  # training stack (pyproject's kinetix extra says why)
-  "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" -e "${REPO}[kinetix]"
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps "${pins[@]}" kinetix-env jax2d jaxgl gymnax
+  # the families outside `common` (craftax, microrts, nmmo, kinetix): their steps, from the family table
+  local pins=(-c "$REPO/docker/constraints/base.txt" -c "$REPO/docker/constraints/envs.txt") step args
+  while IFS= read -r step; do
+    read -ra args <<<"$step"
+    "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" "${args[@]}"
+  done < <("$VENV/bin/python" "$REPO/pufferlib/environments/families.py" venv-steps)
   # PufferLib 3.0's sdist (pinned by sha256 in pufferlib/ocean/contracts/catalog.py): its Ocean catalog is built
   # and audited by tests/unit/test_pufferlib3_catalog.py, which uses no network
   "$VENV/bin/python" -m pufferlib.ocean.contracts.catalog fetch >/dev/null

@@ -46,7 +46,7 @@ class Raw(NamedTuple):
 
 
 RAW = {
-    # its squared's rules are our ocean/squared_pl3 (our ocean/squared is the older game)
+    # its squared's rules are our ocean/squared_pl3 (ocean/squared and ocean/squared_py: the older game)
     "squared": Raw("pufferlib.ocean.squared.squared:Squared", {"num_envs": AGENTS}, "squared_pl3"),
     "cartpole": Raw("pufferlib.ocean.cartpole.cartpole:Cartpole", {"num_envs": AGENTS}, "cartpole"),
     "breakout": Raw("pufferlib.ocean.breakout.breakout:Breakout", {"num_envs": AGENTS}, "breakout"),

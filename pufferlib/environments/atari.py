@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support.batched import BatchedGames
 
-Policy = "pufferlib.environments.policies:Atari"
+Policy = "pufferlib.environments.support.policies:Atari"
 # The Atari 57 benchmark games (ALE's snake_case ROM names).
 GAMES = (
     "alien",

@@ -28,7 +28,7 @@ in on first use. Craftax prints texture-cache messages on import; they are swall
 check's stdout is JSON).
 
 JAX and fork: an env made in a process forked from one where JAX already ran runs its games in a
-child process of its own (`process="auto"`; _jax_games.py says why and how).
+child process of its own (`process="auto"`; support/jax_games.py says why and how).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments import _jax_games, craftax_jax, jax_cache
-from pufferlib.environments.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import craftax_jax, jax_cache, jax_games
+from pufferlib.environments.support.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
 
 @functools.cache
@@ -51,7 +51,7 @@ def _program(name: str, num_envs: int, resets: int):
     """The jitted reset and step for `num_envs` games of `name` (built once per process)."""
     import jax
 
-    _jax_games.ran_jax()  # importing craftax already computes with JAX (its texture arrays)
+    jax_games.ran_jax()  # importing craftax already computes with JAX (its texture arrays)
     jax_cache.setup(jax)
     return craftax_jax.program(name, num_envs, resets)
 
@@ -80,11 +80,11 @@ class _Local:
 
 
 def serve(fd: int) -> None:
-    """A Craftax game batch in a child process (pufferlib.environments._child runs it)."""
-    _jax_games.serve(fd, _Local)
+    """A Craftax game batch in a child process (pufferlib.environments.support.child runs it)."""
+    jax_games.serve(fd, _Local)
 
 
-class Craftax(_jax_games.JaxGames):
+class Craftax(jax_games.JaxGames):
     """`num_envs` Craftax games of one id (see the module docstring).
 
     process: "auto" runs JAX in this process, unless this process was forked from one where this

@@ -15,6 +15,7 @@ red on any mismatch:
 - `pufferlib.smoke.versions()` reports `reported()` after the core stack (derived);
 - pyproject.toml's extras are static: every row's `extra` exists there, names only this row's packages
   (or the core and base-image ones), and `common` holds every extra but those marked `common=False`;
+- tests/run.sh runs `venv_steps()` (the script form below) for the families outside `common`;
 - docker/install-envs.sh installs `image_packages()` and `no_deps_packages()` (its PACKAGES and
   NO_DEPS arrays, read by bash in the test), and docker/constraints/envs.txt pins each of them;
 - docker/check_envs.py has a check named in every row's `checks`;
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class Family:
     reported: tuple[str, ...] = ()  # distributions whose versions the matrix report shows
     checks: tuple[str, ...] = ()  # docker/check_envs.py check names that prove the family in the image
     common: bool = True  # in pyproject's `common` extra (craftax is not: it names plain pygame; nor nmmo)
+    # tests/run.sh's pip steps for a family outside `common`, after the main install: one `pip install`
+    # argument line each, pinned by docker/constraints/base.txt and envs.txt; {repo} is the checkout
+    venv: tuple[str, ...] = ()
 
 
 FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
@@ -94,6 +99,7 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("craftax", "jax"),
         checks=("craftax (CPU JAX)",),
         common=False,
+        venv=("--no-deps craftax",),  # without its plain-pygame requirement (pygame-ce is installed)
     ),
     Family(
         "bsuite",
@@ -141,6 +147,7 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("gym-microrts", "JPype1"),
         checks=("gym-microrts (MicroRTS on the JVM, masks)",),
         common=False,  # its gym<0.19 requirement clashes with procgen's gym 0.26: installed --no-deps
+        venv=("JPype1", "--no-deps gym-microrts"),
     ),
     Family(
         "nmmo",
@@ -152,6 +159,14 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("nmmo",),
         checks=("nmmo (Neural MMO)",),
         common=False,  # nmmo itself installs --no-deps, after the extra (tests/run.sh)
+        # vec-noise built the legacy way (its setup.py fails under PEP 517), nmmo without its pins
+        # (numpy==1.23.3, gymnasium==0.29.1, ...), then its runtime deps (the extra)
+        venv=(
+            "wheel cython",
+            "--no-deps --no-use-pep517 vec-noise",
+            "--no-deps --no-build-isolation nmmo",
+            "-e {repo}[nmmo]",
+        ),
     ),
     Family(
         "kinetix",
@@ -164,6 +179,7 @@ FAMILIES: tuple[Family, ...] = (  # a table of data: one row per family
         reported=("kinetix-env", "jax2d"),
         checks=("kinetix-env (Kinetix random levels, exported JAX programs)",),
         common=False,  # kinetix-env and the env packages install --no-deps, after the extra (tests/run.sh)
+        venv=("-e {repo}[kinetix]", "--no-deps kinetix-env jax2d jaxgl gymnax"),
     ),
     Family("dm_lab"),  # catalogued as unavailable: no Python 3.11 build (dm_lab.py)
 )
@@ -193,9 +209,19 @@ def reported() -> tuple[str, ...]:
     return _unique(name for f in FAMILIES for name in f.reported)
 
 
+def venv_steps(repo: str = str(Path(__file__).resolve().parents[2])) -> tuple[str, ...]:
+    """tests/run.sh's pip argument lines for the families outside `common`, in table order."""
+    return tuple(step.replace("{repo}", repo) for f in FAMILIES for step in f.venv)
+
+
 def main(argv: list[str]) -> int:
-    """`families.py image-packages|no-deps-packages|modules`: one name a line (for shell scripts)."""
-    lists = {"image-packages": image_packages, "no-deps-packages": no_deps_packages, "modules": modules}
+    """`families.py image-packages|no-deps-packages|modules|venv-steps`: one a line (for shell scripts)."""
+    lists = {
+        "image-packages": image_packages,
+        "no-deps-packages": no_deps_packages,
+        "modules": modules,
+        "venv-steps": venv_steps,
+    }
     if len(argv) != 1 or argv[0] not in lists:
         print(f"usage: families.py {'|'.join(lists)}", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ once (about 10-40 s) and stored in ~/.cache/pufferlib/kinetix for every later pr
 Seeding: full. `reset(seed)` draws every level from jax.random.PRNGKey(seed); each step splits the key.
 render() draws game 0 with Kinetix's pixel renderer (the Pixels observation of that level), so symbolic
 ids make videos too. JAX runs on the CPU in both image variants; an env made in a process forked from
-one where JAX already ran runs its games in a child process (`process="auto"`, _jax_games.py).
+one where JAX already ran runs its games in a child process (`process="auto"`, support/jax_games.py).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments import _jax_games, jax_cache, kinetix_jax
-from pufferlib.environments.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import jax_cache, jax_games, kinetix_jax
+from pufferlib.environments.support.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
 FPS = 30  # Kinetix steps 2 physics frames of 1/60 s
 
@@ -48,7 +48,7 @@ def _programs(name: str, num_envs: int, resets: int) -> kinetix_jax.Programs:
     """The programs of `num_envs` games of `name` (loaded, or traced and stored, once per process)."""
     import jax
 
-    _jax_games.ran_jax()
+    jax_games.ran_jax()
     jax_cache.setup(jax)
     return kinetix_jax.Programs(name, num_envs, resets)
 
@@ -84,8 +84,8 @@ class _Local:
 
 
 def serve(fd: int) -> None:
-    """Kinetix levels in a child process (pufferlib.environments._child runs it)."""
-    _jax_games.serve(fd, _Local)
+    """Kinetix levels in a child process (pufferlib.environments.support.child runs it)."""
+    jax_games.serve(fd, _Local)
 
 
 def _action_space(kind: str, arg: Any) -> gymnasium.Space:
@@ -96,7 +96,7 @@ def _action_space(kind: str, arg: Any) -> gymnasium.Space:
     return gymnasium.spaces.Discrete(arg)
 
 
-class Kinetix(_jax_games.JaxGames):
+class Kinetix(jax_games.JaxGames):
     """`num_envs` Kinetix levels of one id (see the module docstring).
 
     process: "auto" runs JAX in this process, unless this process was forked from one where a JAX family

@@ -34,7 +34,7 @@ from pufferlib import PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
-Policy = "pufferlib.environments.policies:MAgent"
+Policy = "pufferlib.environments.support.policies:MAgent"
 # name -> description. Each is `magent2.environments.<name>` with its own keyword arguments
 # (map_size, max_cycles, minimap_mode, extra_features, reward shaping), passed through by make_env.
 ENVS = {

@@ -27,11 +27,11 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments import rendering
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
-# them when they load): pufferlib/environments/rendering.py says why.
+# them when they load): pufferlib/environments/support/rendering.py says why.
 rendering.headless()
 
 Policy = "pufferlib.models:Default"

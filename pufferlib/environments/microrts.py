@@ -26,7 +26,7 @@ Seeding: partial. Maps and starts are fixed and the game is deterministic, but M
 bots (`randomBiasedAI`, `randomAI`) draw from Java's unseeded Random; against the scripted bots
 (`workerRushAI`, `lightRushAI`, `passiveAI`, ...) the same actions give the same games.
 
-The games run in a child process of each env (pufferlib.environments._child, a fresh interpreter
+The games run in a child process of each env (pufferlib.environments.support.child, a fresh interpreter
 with a JVM of its own): JPype allows one JVM per process, never restarted, and a JVM does not survive
 fork(), so a vector worker forked from a process whose JVM ran would hang in its first Java call.
 Rendering needs AWT with a display, so there are no frames here.
@@ -47,9 +47,9 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib import spaces as pspaces
-from pufferlib.environments import _child
-from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import child
+from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.models:Default"
 JARS = ("microrts.jar", "Coac.jar", "Droplet.jar", "GRojoA3N.jar", "Izanagi.jar", "MixedBot.jar",
@@ -164,13 +164,13 @@ class MicroRTS(BatchedGames):
 
     def _start_client(self, opponent: str, max_steps: int, root: Path) -> None:
         try:
-            self._env = _child.Child(
+            self._env = child.Child(
                 "pufferlib.environments.microrts:serve",
                 (self.name, self.num_agents, opponent, max_steps),
                 what=f"microrts/{self.name}",
                 timeout=START_TIMEOUT,
             )
-        except _child.ChildError as e:
+        except child.ChildError as e:
             raise EnvironmentSetupError(str(e)) from None
         self.unit_types = self._env.detail
 
@@ -291,7 +291,7 @@ class _Engine:
 
 
 def serve(fd: int) -> None:
-    """The child of a MicroRTS env (pufferlib.environments._child runs it). MicroRTS prints on stdout
+    """The child of a MicroRTS env (pufferlib.environments.support.child runs it). MicroRTS prints on stdout
     (map paths, reward arrays), which would mix with the parent's output: the child's goes to /dev/null."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
@@ -305,7 +305,7 @@ def serve(fd: int) -> None:
 
         return handle, engine.unit_types
 
-    _child.serve(fd, build)
+    child.serve(fd, build)
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:

@@ -18,7 +18,7 @@ from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
-Policy = "pufferlib.environments.policies:MiniGrid"
+Policy = "pufferlib.environments.support.policies:MiniGrid"
 MISSION_LENGTH = 128
 # Every MiniGrid id of minigrid 3.2 except the six WFC ones, whose pattern files the wheel lacks.
 ENVS = (

@@ -18,7 +18,7 @@ from pufferlib import PufferEnv
 from pufferlib.environments.nethack import make_nle
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
-Policy = "pufferlib.environments.policies:NetHack"
+Policy = "pufferlib.environments.support.policies:NetHack"
 # A cross-section of the suite: navigation, skills, the MiniGrid ports, and a quest.
 ENVS = (
     "MiniHack-Room-5x5-v0",

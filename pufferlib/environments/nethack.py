@@ -25,7 +25,7 @@ from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
 
-Policy = "pufferlib.environments.policies:NetHack"
+Policy = "pufferlib.environments.support.policies:NetHack"
 OBSERVATION_KEYS = ("glyphs", "blstats", "message")
 TASKS = (
     "NetHackScore-v0",

@@ -17,7 +17,7 @@ mask per action argument (which targets, items, prices and directions are legal 
 nmmo's nested Dict flattened to MultiDiscrete [3 101 385 127 13 13 101 99 101 5 13 99 13] (attack
 style and target, buy, comm token, destroy, give item and target, give-gold price and target, move
 direction, sell item and price, use), in the same order as the masks; the default policy
-(pufferlib.environments.policies:NMMO) masks its logits with them.
+(pufferlib.environments.support.policies:NMMO) masks its logits with them.
 
 Population: agents die (starvation, combat, NPCs) and do not respawn within an episode; a dead
 agent's row stays, zeroed and masked (`env.masks` False), until the next reset. The episode ends
@@ -97,7 +97,7 @@ def _binding(name: str) -> Binding:
         make=make_env,
         kwargs={"name": name},
         extra="nmmo",
-        policy="pufferlib.environments.policies:NMMO",
+        policy="pufferlib.environments.support.policies:NMMO",
         multiagent=True,
         requires=("nmmo",),
         hint="pip install 'pufferlib[nmmo]' && pip install --no-deps nmmo==2.1.1 (it pins numpy 1.23; "

@@ -1,4 +1,7 @@
-"""Ocean bindings: the sanity suite (ocean/<env>) and the benchmark env (ocean/performance)."""
+"""Ocean bindings: the sanity suite (ocean/<env>) and the benchmark env (ocean/performance), in Python.
+
+ocean/squared is the native C env (ocean_native.py); its Python twin here is ocean/squared_py.
+"""
 
 from __future__ import annotations
 
@@ -49,12 +52,11 @@ env_creator = family_env_creator("ocean")  # PufferLib's env_creator(name)
 
 
 for _name in ENVS:
-    if _name in ocean_native.REPLACES and ocean_native.compiled(_name):
-        continue  # the native env of that name is registered instead
     _cls = _env_class(_name)
     register(
         Binding(
-            name=f"ocean/{_name}",
+            # a native env's Python twin has a name of its own: ocean/squared is the C env (ocean_native.py)
+            name=f"ocean/{ocean_native.twin(_name) if _name in ocean_native.TWINS else _name}",
             make=make_env,
             kwargs={"name": _name},
             extra="",

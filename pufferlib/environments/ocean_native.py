@@ -6,7 +6,6 @@ elsewhere `puffer envs` lists it as missing, with the fix. Nothing here imports 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -44,7 +43,9 @@ NATIVE: dict[str, Native] = {
     "template": Native(solved=7.5),
     # snake: a mean return above 0 eats more than a death costs (10+ food a life; random play: -0.69).
     # Its learn cell is off: ~2M steps, minutes here, not the matrix's 60 s.
-    "snake": Native(solved=0.0, multiagent=True, policy="pufferlib.environments.policies:Tiles", learn=False),
+    "snake": Native(
+        solved=0.0, multiagent=True, policy="pufferlib.environments.support.policies:Tiles", learn=False
+    ),
     # connect4 is judged by its win rate against a random opponent (ocean.connect4.toml), not a return.
     "connect4": Native(solved=None, multiagent=True),
     # bricks broken per episode (of 108): random play breaks ~1, a script following the ball ~105
@@ -52,14 +53,15 @@ NATIVE: dict[str, Native] = {
     # points won minus lost (-21..21): standing still scores -21, following the ball ~+13
     "pong": Native(solved=10.0, learn=False),
 }
-# Native envs that replace a Python Ocean env of the same name (pufferlib/ocean/): registered only where
-# they compiled; elsewhere ocean.py registers the Python env, so ocean/squared always exists.
-REPLACES = ("squared",)
+# Native envs with a Python twin of the same game in pufferlib/ocean/. The native one is ocean/<name>
+# everywhere (unavailable, naming the fix, where it did not compile); ocean.py registers the Python one as
+# ocean/<name>_py. One name, one env: never a silent swap.
+TWINS = ("squared",)
 
 
-def compiled(name: str) -> bool:
-    """Whether native env `name`'s extension module is installed (does not import it)."""
-    return importlib.util.find_spec(f"pufferlib.ocean.native._{name}") is not None
+def twin(name: str) -> str:
+    """The binding name of native env `name`'s Python twin (ocean.py registers it)."""
+    return f"{name}_py"
 
 
 def make_env(
@@ -94,7 +96,8 @@ def binding(name: str, spec: Native) -> Binding:
         solved=spec.solved,
         description=description(name),
         native=True,
-        hint=f"native env not compiled: {FIX}",
+        hint=f"native env not compiled: {FIX}"
+        + (f"; or use its Python twin ocean/{twin(name)}" if name in TWINS else ""),
     )
 
 
@@ -122,8 +125,7 @@ def built_binding(m: Manifest) -> Binding:
 
 
 for _name, _spec in NATIVE.items():
-    if _name not in REPLACES or compiled(_name):
-        register(binding(_name, _spec))
+    register(binding(_name, _spec))
 SHIPPED = {b.name for b in bindings(FAMILY)} | {f"{FAMILY}/{n}" for n in NATIVE}
 for _manifest in built().values():  # a built env never shadows a shipped one (build-native refuses those too)
     if f"{FAMILY}/{_manifest.name}" not in SHIPPED:

@@ -41,7 +41,7 @@ from pufferlib.emulation import PettingZooPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 from pufferlib.spaces import sample_allowed_action
 
-Policy = "pufferlib.environments.policies:OpenSpiel"
+Policy = "pufferlib.environments.support.policies:OpenSpiel"
 ILLEGAL = ("lose", "raise")
 OBSERVATIONS = ("auto", "information_state", "observation")
 

@@ -22,7 +22,7 @@ Seeding: full. PyBoy is deterministic; `reset(seed)` draws 1-30 idle frames from
 first observation, so the same seed gives the same episode and different seeds different starts.
 
 `pokemon_red/testrom` runs the same binding on a ROM of our own that the binding writes
-(pufferlib.environments.gbrom: a valid cartridge that draws a scrolling checkerboard, scrolled
+(pufferlib.environments.support.gbrom: a valid cartridge that draws a scrolling checkerboard, scrolled
 further by A/B/Start). It is what the tests and the matrix run: it proves the binding (PyBoy, the
 ROM lookup, buttons, frames, RAM reads, seeding), not the game; its RAM rewards stay 0.
 """
@@ -43,8 +43,8 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments import gbrom
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import gbrom
 
 Policy = "pufferlib.models:Convolutional"
 ROMS_ENV = "PUFFERTANK_ROMS"

@@ -21,8 +21,8 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments._batched import BatchedGames
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.models:ProcgenResnet"
 GAMES = (

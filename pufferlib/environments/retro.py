@@ -18,7 +18,7 @@ One emulator per process: libretro cores keep global state, so stable-retro refu
 emulator in a process ("Cannot create multiple emulator instances per process"), which would make
 two envs in one process (a Serial vector) impossible, and a fork of a process that has one unable
 to make another. So each env runs its emulator in a small child process of its own
-(`pufferlib.environments._child`, over a socket pair): any number of envs per process.
+(`pufferlib.environments.support.child`, over a socket pair): any number of envs per process.
 The child exits when the env closes, or on its own when the parent goes away (end of file on
 its socket).
 """
@@ -37,8 +37,8 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, numeric_items
-from pufferlib.environments import _child
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.support import child
 
 Policy = "pufferlib.models:Convolutional"
 IMPORT_HINT = "python -m retro.import ROMDIR"
@@ -103,8 +103,8 @@ def core_missing(game: str) -> str | None:
 
 
 def serve(fd: int) -> None:
-    """The emulator child of a Retro env (pufferlib.environments._child runs it)."""
-    _child.serve(fd, _emulator)
+    """The emulator child of a Retro env (pufferlib.environments.support.child runs it)."""
+    child.serve(fd, _emulator)
 
 
 def _emulator(init: tuple) -> tuple:
@@ -166,13 +166,13 @@ class Retro(gymnasium.Env):
             )
         self.game = game
         try:
-            self._child = _child.Child(
+            self._child = child.Child(
                 "pufferlib.environments.retro:serve",
                 (game, state, frame_skip, downsample, max_steps),
                 what=f"retro/{game}",
                 timeout=START_TIMEOUT,
             )
-        except _child.ChildError as e:
+        except child.ChildError as e:
             raise EnvironmentSetupError(str(e)) from None
         shape, actions = self._child.detail
         self.observation_space = gymnasium.spaces.Box(0, 255, shape, np.uint8)

@@ -34,7 +34,7 @@ from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
 
-Policy = "pufferlib.environments.policies:Doom"
+Policy = "pufferlib.environments.support.policies:Doom"
 # The single-player scenarios of vizdoom 1.3.2 with only on/off buttons. Left out: deathmatch, cig,
 # multi and the full-game configs (doom, freedoom, oblige), which use delta (analog) buttons and/or
 # need other players, and the basic_audio/basic_notifications/learning variants of basic.

@@ -17,7 +17,7 @@ from pufferlib import BUFFER_NAMES, APIUsageError, PufferEnv
 from pufferlib.vector.creators import Creators, build_env, check_spec
 
 if TYPE_CHECKING:
-    from pufferlib.emulated import CheckedStep
+    from pufferlib.emulation_base import CheckedStep
 
 
 def allocate(num_agents: int, obs_space: gymnasium.Space, atn_space: gymnasium.Space) -> SimpleNamespace:
@@ -32,7 +32,7 @@ def rows(buf: Any, lo: int, hi: int) -> SimpleNamespace:
 
 def checked_step(env: PufferEnv) -> CheckedStep | None:
     """How a vector backend steps `env` once the batch's actions are checked: the hook of an env
-    class that defines checked_step() (the emulated envs, see pufferlib.emulated.CheckedStep), else
+    class that defines checked_step() (the emulated envs, see pufferlib.emulation_base.CheckedStep), else
     None: env.step(env.actions). Looked up on the class, so that a wrapper forwarding attributes to
     an inner env is stepped through its own step()."""
     return env.checked_step() if hasattr(type(env), "checked_step") else None

@@ -9,10 +9,10 @@ image_chain    (session) builds the cpu chain base -> envs -> lib once per sessi
                twice.
 lib_image      (session) a tag of the cpu lib image that stays valid for the whole session
                (puffertank-session/lib:<session id>), even if someone rebuilds puffertank/lib:cpu meanwhile.
-container      (function) a TrackedContainer (docker-stacks style): run_and_wait(...) / run_detached(...)
-               start containers labelled puffertank.test=<session id>; all of them are removed when the
-               test ends, pass or fail. A session finalizer removes any container with the session's label.
-               Pass image=... per call, or use:
+container      (function) a TrackedContainer (tracked_container.py, docker-stacks style): run_and_wait(...) /
+               run_detached(...) start containers labelled puffertank.test=<session id>; all of them are
+               removed when the test ends, pass or fail. A session finalizer removes any container with the
+               session's label. Pass image=... per call, or use:
 lib_container  (function) the same, with lib_image as the default image.
 source_copy    (function) a copy of exactly what the stages read, for tests that edit or break the source.
 namespace      (function) a throwaway image namespace (puffertank-test-<id>); its tags are removed afterwards.
@@ -38,14 +38,14 @@ import pytest
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
+from tracked_container import SESSION_ID, TEST_LABEL, TrackedContainer  # noqa: E402
+
 from pufferlib.tank.build.chain import ChainResult, build_chain  # noqa: E402
 from pufferlib.tank.build.options import BuildOptions  # noqa: E402
 from pufferlib.tank.build.plan import STAGE_SPECS  # noqa: E402
 from pufferlib.tank.names import STAGES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_LABEL = "puffertank.test"
-SESSION_ID = uuid.uuid4().hex[:12]
 CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
 
 
@@ -125,74 +125,6 @@ def image_chain(docker_client: docker.DockerClient) -> Iterator[SessionChain]:
 @pytest.fixture(scope="session")
 def lib_image(image_chain: SessionChain) -> str:
     return image_chain.image("lib")
-
-
-@dataclass
-class Result:
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:
-        return f"exit {self.exit_code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
-
-
-class TrackedContainer:
-    """Starts containers for one test and removes every one of them afterwards.
-
-    `image` is the default image; keyword arguments go to docker's containers.run/create (user, environment,
-    network_mode, shm_size, ...). Every container gets the labels puffertank.test=<session id> and
-    puffertank.managed=1.
-    """
-
-    def __init__(self, client: docker.DockerClient, image: str | None = None) -> None:
-        self.client = client
-        self.image = image
-        self.started: list[docker.models.containers.Container] = []
-
-    def _kwargs(self, kwargs: dict) -> dict:
-        labels = {TEST_LABEL: SESSION_ID, "puffertank.managed": "1", **kwargs.pop("labels", {})}
-        image = kwargs.pop("image", None) or self.image
-        if image is None:
-            raise ValueError("TrackedContainer: no image given")
-        return {"image": image, "labels": labels, **kwargs}
-
-    def run_detached(
-        self, command: list[str] | str | None = None, **kwargs
-    ) -> docker.models.containers.Container:
-        container = self.client.containers.run(command=command, detach=True, **self._kwargs(kwargs))
-        self.started.append(container)
-        return container
-
-    def run_and_wait(
-        self,
-        command: list[str] | str | None = None,
-        *,
-        timeout: float = 120,
-        expect: int | None = 0,
-        **kwargs,
-    ) -> Result:
-        """Run to completion; fail the test on a timeout or (with expect set) another exit code."""
-        container = self.run_detached(command, **kwargs)
-        try:
-            code = int(container.wait(timeout=timeout).get("StatusCode", -1))
-        except Exception as exc:  # requests' ReadTimeout
-            container.kill()
-            pytest.fail(f"{command!r} in {container.image.tags or container.image.id} timed out ({exc})")
-        result = Result(
-            code,
-            container.logs(stdout=True, stderr=False).decode(errors="replace"),
-            container.logs(stdout=False, stderr=True).decode(errors="replace"),
-        )
-        if expect is not None:
-            assert code == expect, f"{command!r} exited {code}, expected {expect}\n{result}"
-        return result
-
-    def remove_all(self) -> None:
-        for container in self.started:
-            with contextlib.suppress(docker.errors.NotFound):
-                container.remove(force=True)
-        self.started.clear()
 
 
 @pytest.fixture

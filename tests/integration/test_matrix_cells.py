@@ -11,7 +11,7 @@ import pytest
 import pufferlib.environments as environments
 from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix
-from pufferlib.tank.report import Report, write_all
+from pufferlib.tank.matrix.report import Report, write_all
 
 pytestmark = pytest.mark.docker
 

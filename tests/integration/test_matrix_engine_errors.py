@@ -15,7 +15,7 @@ import pytest
 docker = pytest.importorskip("docker")
 
 from pufferlib.tank.matrix import LABEL, Host, Plan, registered_bindings, run_matrix, select  # noqa: E402
-from pufferlib.tank.report import render_html, write_junit  # noqa: E402
+from pufferlib.tank.matrix.report import render_html, write_junit  # noqa: E402
 
 pytestmark = pytest.mark.docker
 

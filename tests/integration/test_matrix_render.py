@@ -47,7 +47,7 @@ def test_the_report_shows_the_frames_as_a_thumbnail_strip(render_cells, tmp_path
     import numpy as np
     from PIL import Image
 
-    from pufferlib.tank.report import Report, render_html
+    from pufferlib.tank.matrix.report import Report, render_html
 
     cell = render_cells["dm_control/cartpole-swingup-pixels"]
     assert len(cell.images) == 5, cell

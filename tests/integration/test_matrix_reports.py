@@ -7,7 +7,7 @@ import pytest
 
 from pufferlib.matrix_protocol import CHECKS
 from pufferlib.tank.matrix import Host, Plan, registered_bindings, run_matrix, select
-from pufferlib.tank.report import load, write_all
+from pufferlib.tank.matrix.report import load, write_all
 
 pytestmark = pytest.mark.docker
 

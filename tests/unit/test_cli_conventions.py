@@ -5,8 +5,10 @@ checkout); `--json` is a flag everywhere (machine-readable stdout), never a file
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -14,9 +16,11 @@ import pytest
 import pufferlib
 from pufferlib.cli import build_parser as puffer_parser
 from pufferlib.provenance import git_revision
+from pufferlib.tank.build.plan import _project_version
 from pufferlib.tank.cli import build_parser as puffertank_parser
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("command", ["puffer", "puffertank"])
@@ -47,3 +51,26 @@ def test_json_is_a_flag_everywhere(tool):
         "puffertank": {"matrix", "doctor"},
     }
     assert set(with_json) >= expected[tool]
+
+
+def version_sources(pyproject_text: str) -> list[str]:
+    """Where pyproject.toml takes the version from: [] unless from pufferlib/_version.py alone."""
+    project = tomllib.loads(pyproject_text)
+    problems = []
+    if "version" in project["project"]:
+        problems.append("pyproject.toml keeps a version of its own: make it dynamic")
+    attr = project.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("version", {}).get("attr")
+    if attr != "pufferlib._version.__version__":
+        problems.append(f"pyproject.toml reads the version from {attr!r}, not pufferlib/_version.py")
+    return problems
+
+
+def test_the_version_is_kept_in_one_place(tmp_path):
+    assert re.fullmatch(r"0\.\d+\.\d+", pufferlib.__version__) and pufferlib.__version__ != "0.1.0"
+    text = (REPO / "pyproject.toml").read_text()
+    assert version_sources(text) == []
+    assert _project_version(REPO) == pufferlib.__version__  # the image label reads the same file
+    # red on a second copy in pyproject.toml, and on a label that cannot find the file
+    copied = text.replace('dynamic = ["version"]', 'version = "0.1.0"\ndynamic = ["version"]')
+    assert version_sources(copied) == ["pyproject.toml keeps a version of its own: make it dynamic"]
+    assert _project_version(tmp_path) == "0"

@@ -18,7 +18,8 @@ from _binding_checks import require, run_contract, trace
 import pufferlib
 import pufferlib.environments as environments
 from pufferlib import APIUsageError
-from pufferlib.environments import kinetix, kinetix_jax
+from pufferlib.environments import kinetix
+from pufferlib.environments.support import kinetix_jax
 
 BINDINGS = environments.bindings("kinetix")
 SYMBOLIC = "kinetix/Kinetix-S-SymbolicFlat-MultiDiscrete"

@@ -11,7 +11,8 @@ from _binding_checks import require, run_contract, trace
 
 import pufferlib.environments as environments
 from pufferlib import EnvironmentSetupError
-from pufferlib.environments import gbrom, pokemon_red
+from pufferlib.environments import pokemon_red
+from pufferlib.environments.support import gbrom
 
 BINDINGS = environments.bindings("pokemon_red")
 GAME = "pokemon_red/PokemonRed-v0"

@@ -6,6 +6,7 @@ catching a planted mismatch (a guard that cannot fail proves nothing).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import subprocess
 import sys
@@ -147,6 +148,23 @@ def test_every_family_module_is_in_the_table(tmp_path):
     assert registering_modules(tmp_path) - set(families.modules()) == {"newfam"}
 
 
+PACKAGE_API = {"__init__", "registry", "families", "cli"}  # environments/'s own modules, not families
+
+
+def strays(folder: Path) -> set[str]:
+    """Modules at the top of `folder` that are neither a family of the table nor the package's own API
+    (what the families share belongs in environments/support/)."""
+    return {p.stem for p in folder.glob("*.py")} - set(families.modules()) - PACKAGE_API
+
+
+def test_the_folder_holds_families_and_the_packages_api(tmp_path):
+    folder = REPO / "pufferlib" / "environments"
+    assert strays(folder) == set()
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "_helpers.py").write_text("")  # red on a planted support module beside the families
+    assert strays(tmp_path) == {"_helpers"}
+
+
 def test_every_binding_carries_its_rows_extra():
     for module, family in zip(envs.FAMILIES, families.FAMILIES, strict=True):
         name = getattr(module, "FAMILY", family.module)
@@ -239,3 +257,52 @@ def test_the_script_form_prints_the_lists_with_nothing_but_the_standard_library(
         assert tuple(out.stdout.split()) == expected
     bad = subprocess.run([sys.executable, "-I", str(TABLE), "nope"], capture_output=True, text=True)
     assert bad.returncode == 2 and "usage: families.py" in bad.stderr
+
+
+RUN_SH = REPO / "tests" / "run.sh"
+TABLE_ROWS = families.FAMILIES
+KINETIX_NO_DEPS = ("kinetix-env", "jax2d", "jaxgl", "gymnax")
+
+
+def venv_mismatches(run_sh_text: str, table=families.FAMILIES) -> list[str]:
+    """How tests/run.sh's installs of the families outside `common` disagree with the table."""
+    problems = []
+    if 'families.py" venv-steps' not in run_sh_text:
+        problems.append("tests/run.sh does not run families.py venv-steps")
+    if re.search(r"pip\" install [^\n]*--no-deps", run_sh_text):
+        problems.append("tests/run.sh has a --no-deps pip line of its own: put it in the family's venv steps")
+    main_line = run_sh_text[run_sh_text.index("install_python()") :].split("\n  #", 1)[0]
+    for family in table:
+        if family.common and family.venv:
+            problems.append(f"{family.module}: venv steps, but [common] installs it")
+        if not family.common and family.extra and not family.venv:
+            problems.append(f"{family.module}: outside [common] with no venv steps (tests/run.sh skips it)")
+        no_deps = {n for step in family.venv if "--no-deps" in step.split() for n in step.split()[1:]}
+        no_deps = {normalize(n) for n in no_deps if not n.startswith("-")}
+        for name in family.no_deps:
+            if not family.common and normalize(name) not in no_deps and f" {name}" not in main_line:
+                problems.append(f"{family.module}: {name} (no_deps) installed by no venv step")
+        stray = no_deps - {normalize(n) for n in (*family.no_deps, *family.image)}
+        problems += [f"{family.module}: venv step installs {n}, not in its row" for n in sorted(stray)]
+    return problems
+
+
+def test_run_sh_installs_the_families_outside_common_by_the_table():
+    assert venv_mismatches(RUN_SH.read_text()) == []
+    assert families.venv_steps("/r")[-2:] == ("-e /r[kinetix]", "--no-deps kinetix-env jax2d jaxgl gymnax")
+
+
+def test_run_sh_guard_goes_red_on_a_planted_mismatch():
+    text = RUN_SH.read_text()
+    planted = text.replace(
+        "install_python() {\n", 'install_python() {\n  "$VENV/bin/pip" install --no-deps x\n'
+    )
+    assert venv_mismatches(planted) == [
+        "tests/run.sh has a --no-deps pip line of its own: put it in the family's venv steps"
+    ]
+    rows = [
+        f if f.module != "kinetix" else dataclasses.replace(f, venv=f.venv[:1]) for f in families.FAMILIES
+    ]
+    assert venv_mismatches(text, tuple(rows)) == [
+        f"kinetix: {n} (no_deps) installed by no venv step" for n in KINETIX_NO_DEPS
+    ]

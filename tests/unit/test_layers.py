@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pufferlib"
 HOST = PACKAGE / "tank"
-SHARED = {"pufferlib", "pufferlib.matrix_protocol", "pufferlib.provenance"}
+SHARED = {"pufferlib", "pufferlib._version", "pufferlib.matrix_protocol", "pufferlib.provenance"}
 HEAVY = ("numpy", "gymnasium", "torch")
 
 
@@ -130,7 +130,7 @@ def test_the_checkers_go_red_on_planted_violations(tmp_path):
         "from pufferlib import PufferEnv, __version__\n"
         "from pufferlib.matrix_protocol import CHECKS\n"
         "from pufferlib.tank.errors import TankError\n"
-        "from . import report\n"
+        "from . import paths\n"
         "def later():\n"
         "    import pufferlib.emulation\n"
         "    from pufferlib.smoke import Smoke\n"
@@ -151,7 +151,7 @@ def test_the_checkers_go_red_on_planted_violations(tmp_path):
         "pufferlib.environments",
         "pufferlib.smoke",
         "pufferlib.tank.errors",
-        "pufferlib.tank.report",
+        "pufferlib.tank.paths",
         "pufferlib.vector",
     ]
     assert set(heavy_after("import pufferlib\npufferlib.PufferEnv")) == {"numpy", "gymnasium"}

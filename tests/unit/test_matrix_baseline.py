@@ -20,8 +20,8 @@ from pufferlib.tank.matrix.baseline import (
     exit_status,
     load_baseline,
 )
-from pufferlib.tank.matrix_schema import READS, SCHEMA
-from pufferlib.tank.report import load, render_html
+from pufferlib.tank.matrix.report import load, render_html
+from pufferlib.tank.matrix.schema import READS, SCHEMA
 
 FIXTURE = Path(__file__).parent / "data" / "matrix-ocean.json"
 
@@ -220,7 +220,7 @@ def test_changed_cells_are_marked_in_the_grid_and_linked_from_the_section(tmp_pa
 def test_junit_marks_regressions_as_failures_when_fail_on_asks(fail_on, failures, tmp_path):
     import xml.etree.ElementTree as ET
 
-    from pufferlib.tank.report import write_junit
+    from pufferlib.tank.matrix.report import write_junit
 
     doc, base = today(), today()
     slow = timed(base)[0]

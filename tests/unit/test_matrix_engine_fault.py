@@ -18,8 +18,8 @@ from pufferlib.tank.matrix import Host, Plan
 from pufferlib.tank.matrix.binding import EngineFault, run_binding
 from pufferlib.tank.matrix.cli import ENGINE_EXIT, run_status
 from pufferlib.tank.matrix.progress import Progress
+from pufferlib.tank.matrix.report import Report, render_html, write_junit
 from pufferlib.tank.matrix.run import Run
-from pufferlib.tank.report import Report, render_html, write_junit
 
 
 def gone(tmp_path: Path) -> Host:

@@ -14,8 +14,8 @@ from pathlib import Path
 from pufferlib.tank.matrix.baseline import compare
 from pufferlib.tank.matrix.history import load_series
 from pufferlib.tank.matrix.hostdiff import differences, renderer
-from pufferlib.tank.matrix_schema import READS, SCHEMA, load_document
-from pufferlib.tank.report import Cell, Report, load, render_html, write_all
+from pufferlib.tank.matrix.report import Cell, Report, load, render_html, write_all
+from pufferlib.tank.matrix.schema import READS, SCHEMA, load_document
 
 FIXTURE = Path(__file__).parent / "data" / "matrix-ocean.json"
 A, B = "local", "ssh://puffer@box2"

@@ -9,7 +9,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from pufferlib.provenance import machine
-from pufferlib.tank.report import Cell, Report, load, render_html, write_all
+from pufferlib.tank.matrix.report import Cell, Report, load, render_html, write_all
 
 GPU = "no CUDA GPU visible to torch: torch 2.13.0+cpu has no CUDA build"
 

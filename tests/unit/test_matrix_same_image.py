@@ -10,8 +10,8 @@ import pytest
 
 from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix.hosts import require_same_image
-from pufferlib.tank.matrix_schema import READS, SCHEMA, check_schema
-from pufferlib.tank.report import Report, load, render_html
+from pufferlib.tank.matrix.report import Report, load, render_html
+from pufferlib.tank.matrix.schema import READS, SCHEMA, check_schema
 
 A = "sha256:" + "a" * 64
 B = "sha256:" + "b" * 64

@@ -264,7 +264,7 @@ def test_the_default_policy_reads_the_tiles():
     import torch
 
     import pufferlib.environments as envs
-    from pufferlib.environments.policies import Tiles
+    from pufferlib.environments.support.policies import Tiles
 
     binding = envs.get("ocean/snake")
     env = binding.make_env(**SMALL)

@@ -1,5 +1,10 @@
 """Native ocean/squared: the ladder, the Python Squared's rules step for step, and its registration."""
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from _native_ladder import Ladder
@@ -7,6 +12,8 @@ from _native_ladder import Ladder
 import pufferlib.environments as environments
 from pufferlib.ocean.native import NativeEnv
 from pufferlib.ocean.squared import Squared
+
+REPO = Path(__file__).resolve().parents[2]
 
 ladder = Ladder("squared", kwargs={"distance_to_target": 2, "num_targets": 3})
 
@@ -69,6 +76,40 @@ def test_registered_natively_with_the_python_shapes():
     env = environments.make("ocean/squared", distance_to_target=2)
     assert isinstance(env, NativeEnv) and env.single_observation_space.shape == (5, 5)
     env.close()
+
+
+def test_one_name_one_env_the_python_twin_is_squared_py():
+    """ocean/squared is the C env; the Python game is ocean/squared_py, both registered side by side."""
+    twin = environments.get("ocean/squared_py")
+    assert not twin.native and twin.available() and twin.solved == Squared.SOLVED
+    env = environments.make("ocean/squared_py", distance_to_target=2)
+    assert not isinstance(env, NativeEnv) and env.single_observation_space.shape == (5, 5)
+    env.close()
+
+
+def test_without_a_compiler_ocean_squared_is_an_error_naming_the_fix(tmp_path):
+    """A checkout whose native envs did not compile (the package copied without its .so files): ocean/squared
+    stays the C env, unavailable, and says so with the fix (and the twin); no silent swap."""
+    shutil.copytree(REPO / "pufferlib", tmp_path / "pufferlib", ignore=shutil.ignore_patterns("*.so"))
+    env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+        )
+
+    train = run("-m", "pufferlib.cli", "train", "ocean/squared", "--train.run-dir", "")
+    assert train.returncode == 2 and "Traceback" not in train.stderr, train.stderr
+    assert (
+        "native env 'squared' is unavailable" in train.stderr
+        and "install gcc and python3-dev" in train.stderr
+    )
+    made = run("-c", "import pufferlib.environments as e; e.make('ocean/squared')")
+    assert "EnvironmentSetupError: ocean/squared needs pufferlib.ocean.native._squared" in made.stderr
+    assert "install gcc and python3-dev" in made.stderr and "its Python twin ocean/squared_py" in made.stderr
+    listed = run("-m", "pufferlib.cli", "envs", "--family", "ocean").stdout.splitlines()
+    assert any(line.startswith("ocean/squared ") and "missing" in line for line in listed)
+    assert any(line.startswith("ocean/squared_py ") and line.endswith("ok") for line in listed)
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,9 +78,9 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/check_envs.py",
             "docker/login-env.sh",
             # The JAX families' programs the stage builds into the image (self-contained, with jax_cache.py).
-            "pufferlib/environments/jax_cache.py",
-            "pufferlib/environments/craftax_jax.py",
-            "pufferlib/environments/kinetix_jax.py",
+            "pufferlib/environments/support/jax_cache.py",
+            "pufferlib/environments/support/craftax_jax.py",
+            "pufferlib/environments/support/kinetix_jax.py",
         ),
     ),
     "lib": Stage(
@@ -292,7 +292,11 @@ def _git_revision(source: Path) -> str:
 
 
 def _project_version(source: Path) -> str:
+    """The source tree's version (its pufferlib/_version.py, read without importing it), "0" if none."""
     try:
-        return str(tomllib.loads((source / "pyproject.toml").read_text())["project"]["version"])
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        found = re.search(
+            r'^__version__ = "([^"]+)"', (source / "pufferlib" / "_version.py").read_text(), re.M
+        )
+    except OSError:
         return "0"
+    return found.group(1) if found else "0"

@@ -26,6 +26,9 @@ progress.py    the live view (a rich table in a terminal, a line per binding oth
 baseline.py    --baseline: a run compared with a previous one (a tolerance band, moved pins, --fail-on)
 history.py     --history: a series of reports side by side (HTML, CSV, PNG), by image revision
 hostdiff.py    --every-host: every binding on every host, and the cells that differ between the hosts
+report.py      matrix.json, JUnit XML, HTML (report_since.py: its "since baseline" section;
+               report_hosts.py: --every-host's column groups and "differs between hosts")
+schema.py      matrix.json's format version, checked before a report is read back
 cli.py         the `puffertank matrix` subcommand
 """
 

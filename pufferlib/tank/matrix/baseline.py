@@ -23,7 +23,7 @@ from typing import Any
 
 from pufferlib.matrix_protocol import ENGINE, FAILED
 from pufferlib.tank.errors import UsageError
-from pufferlib.tank.matrix_schema import load_document
+from pufferlib.tank.matrix.schema import load_document
 
 FAIL_ON = ("new-failure", "regression", "any")
 MIN_TOLERANCE = 0.25  # a figure 25 % worse than the baseline's is noise on a shared box; more is not

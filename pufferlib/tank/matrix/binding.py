@@ -21,7 +21,7 @@ from pufferlib.tank.errors import TankError
 from pufferlib.tank.matrix.commands import spec, tail
 from pufferlib.tank.matrix.hosts import Host
 from pufferlib.tank.matrix.plan import Plan
-from pufferlib.tank.report import Cell
+from pufferlib.tank.matrix.report import Cell
 
 
 class EngineFault(Exception):

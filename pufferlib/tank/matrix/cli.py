@@ -18,9 +18,9 @@ from pufferlib.tank.matrix.history import write_history
 from pufferlib.tank.matrix.hosts import LABEL, Host, cleanup, require_host_image, require_same_image
 from pufferlib.tank.matrix.plan import Plan, select
 from pufferlib.tank.matrix.progress import Progress
+from pufferlib.tank.matrix.report import STATUS_WORDS, Report, tally, write_all
 from pufferlib.tank.matrix.run import progress_names, run_matrix
 from pufferlib.tank.names import image_ref
-from pufferlib.tank.report import STATUS_WORDS, Report, tally, write_all
 from pufferlib.tank.signals import exit_status
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.tank.errors import UsageError
-from pufferlib.tank.matrix_schema import load_document
-from pufferlib.tank.report import STATUS_COLOURS, STATUS_WORDS
+from pufferlib.tank.matrix.report import STATUS_COLOURS, STATUS_WORDS
+from pufferlib.tank.matrix.schema import load_document
 
 # A binding's summary status: fail if any cell failed, then timeout, then engine-error (not tested), else
 # pass if any passed (every CPU run skips the gpu check), else skip.

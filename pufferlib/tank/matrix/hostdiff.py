@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pufferlib.tank.matrix.baseline import TIMED, band
-from pufferlib.tank.report import Cell
+from pufferlib.tank.matrix.report import Cell
 
 KINDS = ("status", "renderer", "frames", "speed")
 _RENDERER = re.compile(r"rendered by (.+?)(?:;|$)")

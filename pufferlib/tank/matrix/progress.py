@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from pufferlib.matrix_protocol import CHECKS, FAILED
-from pufferlib.tank.report import Cell
+from pufferlib.tank.matrix.report import Cell
 
 GLYPHS = {
     "pass": ("✓", "green"),

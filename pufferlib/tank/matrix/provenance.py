@@ -1,4 +1,4 @@
-"""What ran, where and how: the provenance a matrix report records (see tank/report.py)."""
+"""What ran, where and how: the provenance a matrix report records (see tank/matrix/report.py)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from pufferlib.tank.matrix.hosts import Host, cleanup
 from pufferlib.tank.matrix.plan import Plan
 from pufferlib.tank.matrix.progress import Progress
 from pufferlib.tank.matrix.provenance import provenance
-from pufferlib.tank.report import Cell, Report
+from pufferlib.tank.matrix.report import Cell, Report
 
 
 def run_matrix(plan: Plan, progress: Progress | None = None) -> Report:

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pufferlib.matrix_protocol import ENGINE, FAILED, STATUSES, Result
-from pufferlib.tank.matrix_schema import SCHEMA
-from pufferlib.tank.report_hosts import STYLE as HOSTS_STYLE
-from pufferlib.tank.report_hosts import differs_html, grid_html
-from pufferlib.tank.report_hosts import slug as _slug
-from pufferlib.tank.report_since import change_words, since_html
+from pufferlib.tank.matrix.report_hosts import STYLE as HOSTS_STYLE
+from pufferlib.tank.matrix.report_hosts import differs_html, grid_html
+from pufferlib.tank.matrix.report_hosts import slug as _slug
+from pufferlib.tank.matrix.report_since import change_words, since_html
+from pufferlib.tank.matrix.schema import SCHEMA
 
 CHANGE_ARROWS = {"new-failure": "!", "regression": "▼", "fixed": "✔", "improvement": "▲", "new-binding": "+"}
 CHANGE_MARKS = {

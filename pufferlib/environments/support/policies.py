@@ -1,6 +1,6 @@
 """Default policies of the environment families whose observations need more than pufferlib.models.
 
-Bindings name these as "pufferlib.environments.policies:<Class>" and the registry imports this
+Bindings name these as "pufferlib.environments.support.policies:<Class>" and the registry imports this
 module only when a policy is built, so registering the families never imports torch. Each policy
 has the pufferlib.models interface: forward(obs) -> (logits, value), split into
 encode_observations and decode_actions so that LSTMWrapper can sit in between.

@@ -1,5 +1,5 @@
-"""The README's environment figures are the registry's: the registered set (`puffer envs --json`), its
-families, and the names `puffer envs --all` lists. A family added without the README saying so goes red."""
+"""docs/library.md's environment figures are the registry's: the registered set (`puffer envs --json`),
+its families, and the names `puffer envs --all` lists. A family added without the page saying so goes red."""
 
 import json
 import re
@@ -12,7 +12,7 @@ import pytest
 
 from pufferlib import environments
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+PAGE = (Path(__file__).parents[2] / "docs" / "library.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +24,8 @@ def rows() -> list[dict]:
 
 
 def _figure(pattern: str) -> int:
-    found = re.search(pattern, README)
-    assert found, f"README.md no longer says {pattern!r}: update this test with the README"
+    found = re.search(pattern, PAGE)
+    assert found, f"docs/library.md no longer says {pattern!r}: update this test with the page"
     return int(found.group(1).replace(",", ""))
 
 
@@ -33,8 +33,8 @@ def test_registered_bindings_and_families(rows):
     families = {row["family"] for row in rows}
     assert _figure(r"registered set \((\d+) bindings in") == len(rows)
     assert _figure(r"bindings in (\d+) families") == len(families)
-    listed = set(re.findall(r"`(\w+)/[^`]*`", README))
-    assert families <= listed, f"families missing from the README list: {sorted(families - listed)}"
+    listed = set(re.findall(r"`(\w+)/[^`]*`", PAGE))
+    assert families <= listed, f"families missing from the page's list: {sorted(families - listed)}"
 
 
 def test_catalog_counts():

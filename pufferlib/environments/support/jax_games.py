@@ -4,7 +4,7 @@ JAX is multithreaded and does not survive os.fork() (the child aborts: "Mutex::F
 Condition"), which is how pufferlib.vector.Multiprocessing starts workers under the default start
 method. A family calls `ran_jax()` before it first computes with JAX; an env made later in a process
 forked from that one (`process="auto"`) runs its games in a child process (`Remote`, over
-pufferlib.environments._child), still stepped by one JAX call; the observations cross a socket once
+pufferlib.environments.support.child), still stepped by one JAX call; the observations cross a socket once
 per step. The process that ran JAX is remembered across families: Craftax in the parent makes Kinetix
 in a forked child remote too.
 
@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pufferlib import APIUsageError
-from pufferlib.environments import _child
-from pufferlib.environments._batched import BatchedGames
+from pufferlib.environments.support import child
+from pufferlib.environments.support.batched import BatchedGames
 
 _JAX_PID: int | None = None  # the process in which a JAX family ran JAX (a fork child inherits it)
 PROCESSES = ("auto", "local", "child")
@@ -64,14 +64,14 @@ def serve(fd: int, make_local: Callable[..., Any]) -> None:
 
         return handle, local.spec
 
-    _child.serve(fd, build)
+    child.serve(fd, build)
 
 
 class Remote:
     """An engine in a child process: `target` ("module:function") calls serve() with the family's engine."""
 
     def __init__(self, target: str, init: tuple, what: str) -> None:
-        self._child = _child.Child(target, init, what=what)
+        self._child = child.Child(target, init, what=what)
         self.spec = self._child.detail
 
     def reset(self, seed: int | None) -> Any:

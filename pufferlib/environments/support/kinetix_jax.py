@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from pufferlib.environments import jax_cache
+    from pufferlib.environments.support import jax_cache
 except ImportError:  # at image build, run as a script beside jax_cache.py (Dockerfile.envs)
     import jax_cache  # type: ignore[no-redef]
 

@@ -1,4 +1,4 @@
-"""What the Gymnasium and PettingZoo wrappers of pufferlib.emulation share: spaces, buffers, the
+"""The base that pufferlib.emulation's Gymnasium and PettingZoo wrappers share: spaces, buffers, the
 checks of the env's outputs and of the caller's actions, and the checked-step hook (CheckedStep)
 through which vector backends step an env whose actions they have already checked.
 """
