@@ -129,7 +129,31 @@ def test_a_lib_edit_moves_only_the_lib_layer(first_push, registry, box2, ns, doc
     assert pulled.returncode == 0, pulled.stderr
     assert f"1 layers ({SIZES['lib'] / MB:.1f} MB) moved" in pulled.stdout, pulled.stdout
     assert box2.client.images.get(image_ref("lib", "cpu", ns)).id == lib.id
+    old = hash_ref("lib", "cpu", chain["lib"].labels[HASH_LABEL], ns)  # superseded: untagged by default
+    assert f"removed superseded {old}" in pulled.stderr and old not in tags_of(box2.client, ns), pulled.stderr
     print(f"\nlib edit: registry grew {grown} B; {pushed.stdout.strip()}; {pulled.stdout.splitlines()[0]}")
+
+
+def test_pull_keeps_superseded_tags_in_use_or_asked_for(first_push, registry, box2, ns, docker_client):
+    """A container on the old lib keeps its tag (said so); --keep-old keeps every old tag."""
+    args = ["pull", "--registry", registry.address, "--variant", "cpu", "--namespace", ns]
+    push = ["push", "--registry", registry.address, "--variant", "cpu", "--namespace", ns]
+    envs = docker_client.images.get(image_ref("envs", "cpu", ns))
+    parent = hash_ref("envs", "cpu", envs.labels[HASH_LABEL], ns)
+    for keep in (False, True):
+        old = box2.client.images.get(image_ref("lib", "cpu", ns))
+        old_tag = hash_ref("lib", "cpu", old.labels[HASH_LABEL], ns)
+        used = box2.client.containers.create(old.id, command=["none"]) if not keep else None
+        build_tiny_stage(docker_client, "lib", os.urandom(1000), ns, parent, envs.labels[HASH_LABEL])
+        assert puffertank(*push).returncode == 0
+        pulled = puffertank(*args, *(["--keep-old"] if keep else []), docker_host=box2.unix)
+        assert pulled.returncode == 0, pulled.stderr
+        assert old_tag in tags_of(box2.client, ns) and "removed superseded" not in pulled.stderr, (
+            pulled.stderr
+        )
+        if used is not None:
+            assert f"kept superseded {old_tag}: a container uses it" in pulled.stderr, pulled.stderr
+            used.remove()
 
 
 def test_a_registry_that_is_down_is_named_and_nothing_changes(first_push, box2, ns, docker_client):
