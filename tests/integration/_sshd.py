@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from _daemons import free_port
+from _daemons import free_port, stop
 from _strict import skip_or_fail
 
 SSHD = "/usr/sbin/sshd"
@@ -99,10 +99,6 @@ def sshd_to(docker_host: str) -> Iterator[SshBox]:
             time.sleep(0.2)
         yield box
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
         shutil.rmtree(folder, ignore_errors=True)

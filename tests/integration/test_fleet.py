@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 
 import pytest
@@ -19,7 +18,15 @@ import pytest
 docker = pytest.importorskip("docker")
 
 from _daemons import free_port, second_dockerd  # noqa: E402
-from _fleet import build_tiny_chain, build_tiny_stage, registry_on_loopback, remove_namespace  # noqa: E402
+from _fleet import (  # noqa: E402
+    PUFFERTANK,
+    build_tiny_chain,
+    build_tiny_stage,
+    puffertank,
+    registry_on_loopback,
+    remove_namespace,
+    tags_of,
+)
 
 from pufferlib.tank.doctor import Host as DoctorHost  # noqa: E402
 from pufferlib.tank.doctor import check_registry  # noqa: E402
@@ -29,18 +36,8 @@ from pufferlib.tank.variant import auto_variant  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
-PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 SIZES = {"base": 4_000_000, "envs": 2_000_000, "lib": 300_000}
 MB = 1e6
-
-
-def puffertank(*argv: str, docker_host: str | None = None, config=None) -> subprocess.CompletedProcess:
-    """The CLI as a user runs it; no settings file (PUFFERTANK_CONFIG names one that is not there)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PUFFERTANK_REGISTRY", "DOCKER_HOST")}
-    env["PUFFERTANK_CONFIG"] = str(config or "/nonexistent/puffertank.conf")
-    if docker_host:
-        env["DOCKER_HOST"] = docker_host
-    return subprocess.run([*PUFFERTANK, *argv], env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +57,6 @@ def ns(docker_client):
     name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
     yield name
     remove_namespace(docker_client, name)
-
-
-def tags_of(client: docker.DockerClient, namespace: str) -> dict[str, str]:
-    """Every tag under `namespace` on that engine, with its image id."""
-    return {t: i.id for i in client.images.list() for t in i.tags if t.startswith(f"{namespace}/")}
 
 
 @pytest.fixture(scope="module")

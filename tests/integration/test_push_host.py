@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 
 import pytest
@@ -18,21 +17,14 @@ import pytest
 docker = pytest.importorskip("docker")
 
 from _daemons import free_port, second_dockerd  # noqa: E402
-from _fleet import build_tiny_chain, build_tiny_stage, remove_namespace  # noqa: E402
+from _fleet import build_tiny_chain, build_tiny_stage, puffertank, remove_namespace, tags_of  # noqa: E402
 from _sshd import sshd_to  # noqa: E402
 
 from pufferlib.tank.names import HASH_LABEL, hash_ref, image_ref  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
-PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 SIZES = {"base": 3_000_000, "envs": 1_000_000, "lib": 200_000}
-
-
-def puffertank(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in (env or os.environ).items() if k not in ("PUFFERTANK_REGISTRY", "DOCKER_HOST")}
-    env["PUFFERTANK_CONFIG"] = "/nonexistent/puffertank.conf"
-    return subprocess.run([*PUFFERTANK, *argv], env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +54,6 @@ def chain(docker_client, ns):
 def push(ssh_box, ns: str, *extra: str, url: str | None = None) -> subprocess.CompletedProcess:
     argv = ["push", "--host", url or ssh_box.url, "--variant", "cpu", "--namespace", ns, *extra]
     return puffertank(*argv, env=ssh_box.env())
-
-
-def tags_of(client: docker.DockerClient, namespace: str) -> dict[str, str]:
-    return {t: i.id for i in client.images.list() for t in i.tags if t.startswith(f"{namespace}/")}
 
 
 def new_lib(docker_client, ns: str) -> docker.models.images.Image:
