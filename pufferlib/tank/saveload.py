@@ -23,7 +23,7 @@ from typing import TextIO
 
 import docker
 
-from pufferlib.tank.engine import TlsOptions, connect, get_client
+from pufferlib.tank.engine import TlsOptions, connect, get_client, image_exists
 from pufferlib.tank.errors import TankError, UsageError
 from pufferlib.tank.names import NAMESPACE, PARENT_LABEL, hash_ref, image_ref
 from pufferlib.tank.stages import local_chain, retire_superseded
@@ -97,14 +97,6 @@ def chain_items(client: docker.DockerClient, variant: str, namespace: str) -> li
         )
         items.append(Item(link.stage, link.image_id, refs, int(image.attrs.get("Size") or 0), link.stage))
     return items
-
-
-def _has(remote: docker.DockerClient, image_id: str) -> bool:
-    try:
-        remote.images.get(image_id)
-    except docker.errors.ImageNotFound:
-        return False
-    return True
 
 
 def _save(client: docker.DockerClient, image_ids: list[str]) -> Iterator[bytes]:
@@ -183,7 +175,7 @@ def push_to_host(
     remote = connect(url, tls, timeout=TIMEOUT)
     done = Sent(url)
     for item in items:
-        (done.there if _has(remote, item.image_id) else done.sent).append(item)
+        (done.there if image_exists(remote, item.image_id) else done.sent).append(item)
         state = "already there" if item in done.there else "to send"
         print(f"  {item.name} {item.image_id[:19]}: {state}", file=out, flush=True)
     start = time.monotonic()
@@ -192,7 +184,7 @@ def push_to_host(
         ids = [i.image_id for i in done.sent]
         try:
             _load(remote, counter.follow(_save(client, ids)), url)
-            lost = [i.name for i in done.sent if not _has(remote, i.image_id)]
+            lost = [i.name for i in done.sent if not image_exists(remote, i.image_id)]
             if lost:
                 raise TankError(
                     f"after the load, {url} lacks {', '.join(lost)}",

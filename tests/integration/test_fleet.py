@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import uuid
 
 import pytest
 
 docker = pytest.importorskip("docker")
 
-from _daemons import free_port, second_dockerd  # noqa: E402
+from _daemons import free_port  # noqa: E402
 from _fleet import (  # noqa: E402
     PUFFERTANK,
     build_tiny_chain,
     build_tiny_stage,
     puffertank,
     registry_on_loopback,
-    remove_namespace,
     tags_of,
 )
 
@@ -44,19 +42,6 @@ MB = 1e6
 def registry(tmp_path_factory):
     with registry_on_loopback(tmp_path_factory.mktemp("registry")) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def box2(docker_client):
-    with second_dockerd() as daemon:
-        yield daemon
-
-
-@pytest.fixture(scope="module")
-def ns(docker_client):
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    yield name
-    remove_namespace(docker_client, name)
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import uuid
 
 import pytest
 
 docker = pytest.importorskip("docker")
 
-from _daemons import free_port, second_dockerd  # noqa: E402
-from _fleet import build_tiny_chain, build_tiny_stage, puffertank, remove_namespace, tags_of  # noqa: E402
+from _daemons import free_port  # noqa: E402
+from _fleet import build_tiny_chain, build_tiny_stage, puffertank, tags_of  # noqa: E402
 from _sshd import sshd_to  # noqa: E402
 
 from pufferlib.tank.names import HASH_LABEL, hash_ref, image_ref  # noqa: E402
@@ -28,22 +27,9 @@ SIZES = {"base": 3_000_000, "envs": 1_000_000, "lib": 200_000}
 
 
 @pytest.fixture(scope="module")
-def box2(docker_client):
-    with second_dockerd() as daemon:
-        yield daemon
-
-
-@pytest.fixture(scope="module")
 def ssh_box(box2):
     with sshd_to(box2.unix) as box:
         yield box
-
-
-@pytest.fixture(scope="module")
-def ns(docker_client):
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    yield name
-    remove_namespace(docker_client, name)
 
 
 @pytest.fixture(scope="module")
