@@ -33,6 +33,14 @@ install_system_packages() {
       systemctl disable --now docker-registry
     fi
   fi
+  # push --host ssh://: its tests run Debian's sshd on loopback with a config of their own; the package's
+  # service (port 22) is not wanted on a test machine
+  if [ ! -x /usr/sbin/sshd ]; then
+    engine_apt_install openssh-server
+    if command -v systemctl >/dev/null && systemctl is-active -q ssh 2>/dev/null; then
+      systemctl disable --now ssh
+    fi
+  fi
 }
 
 install_python() {

@@ -18,7 +18,7 @@ from pufferlib.provenance import describe
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (
     "pufferlib.tank.build.cli",
-    "pufferlib.tank.transfer",
+    "pufferlib.tank.pushpull",
     "pufferlib.tank.shell",
     "pufferlib.tank.lab",
     "pufferlib.tank.matrix",

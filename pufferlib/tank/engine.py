@@ -85,8 +85,9 @@ class TlsOptions:
         return docker.tls.TLSConfig(client_cert=client_cert, ca_cert=ca, verify=self.verify)
 
 
-def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
-    """The docker CLI's TLS flags for tcp:// engines, and --insecure, as one group (TlsOptions.from_args)."""
+def add_tls_arguments(parser: argparse.ArgumentParser, insecure: bool = True) -> None:
+    """The docker CLI's TLS flags for tcp:// engines, and --insecure unless not wanted, as one group
+    (TlsOptions.from_args)."""
     tls = parser.add_argument_group(
         "TLS for tcp:// hosts (as the docker CLI: DOCKER_TLS_VERIFY, DOCKER_CERT_PATH)"
     )
@@ -104,11 +105,13 @@ def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     tls.add_argument(
         "--tlskey", type=Path, metavar="FILE", help="client key (default DOCKER_CERT_PATH/key.pem)"
     )
-    tls.add_argument(
-        "--insecure",
-        action="store_true",
-        help="allow plain tcp:// (no TLS): whoever reaches the port is root there (trusted networks only)",
-    )
+    if insecure:
+        tls.add_argument(
+            "--insecure",
+            action="store_true",
+            help="allow plain tcp:// (no TLS): whoever reaches the port is root there "
+            "(trusted networks only)",
+        )
 
 
 class _TlsApi(docker.APIClient):

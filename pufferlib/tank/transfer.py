@@ -1,4 +1,4 @@
-"""`puffertank push` / `puffertank pull`: the image chain to and from the fleet's registry.
+"""The image chain to and from the fleet's registry (`puffertank push` / `pull`, tank/pushpull.py).
 
 push sends base, envs and lib of a variant (the chain the local lib image was built on, followed through each
 stage's parent label), each under its content-hash tag and the moving variant tag; the engine sends only the
@@ -6,12 +6,12 @@ layers the registry lacks, so after a lib edit only lib's changed layers move. p
 registry, pulls each stage by its manifest digest, checks that the image id the engine made is the config
 digest the registry named, and only when every stage is in tags them with the usual local names
 (`puffertank/lib:cpu`, `puffertank/lib:cpu-<hash>`), so run/shell/matrix/build find them. A failure on the way
-leaves the local names as they were. Both show progress while the layers move (layers, bytes, speed).
+leaves the local names as they were; then the content-hash tags the pulled chain supersedes are untagged
+(tank/stages.py). Both show progress while the layers move (layers, bytes, speed).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 import time
@@ -23,21 +23,12 @@ import docker
 from docker.models.images import Image
 
 from pufferlib.tank import registry as reg
-from pufferlib.tank import variant as auto
-from pufferlib.tank.engine import get_client, require_image
+from pufferlib.tank.engine import get_client
 from pufferlib.tank.errors import TankError
 from pufferlib.tank.names import HASH_LABEL, NAMESPACE, PARENT_LABEL, STAGE_LABEL, STAGES, hash_ref, image_ref
+from pufferlib.tank.stages import Link, local_chain, retire_superseded
 
 MB = 1e6
-
-
-@dataclass(frozen=True)
-class Link:
-    """One stage image of a chain: the local image (push) or the registry's (pull)."""
-
-    stage: str
-    content_hash: str
-    image_id: str  # the config digest
 
 
 def _tag_of(ref: str) -> str:
@@ -46,34 +37,6 @@ def _tag_of(ref: str) -> str:
 
 def _repo_of(ref: str) -> str:
     return ref.rsplit(":", 1)[0]
-
-
-def local_chain(client: docker.DockerClient, variant: str, namespace: str = NAMESPACE) -> list[Link]:
-    """base, envs and lib under the local lib image of `variant`, found through each stage's parent label."""
-    build = f"puffertank build --variant {variant}"
-    image = require_image(client, image_ref("lib", variant, namespace), build)
-    chain: list[Link] = []
-    for stage in reversed(STAGES):
-        labels = image.labels or {}
-        if labels.get(STAGE_LABEL) != stage or not labels.get(HASH_LABEL):
-            found = labels.get(STAGE_LABEL, "no stage label")
-            raise TankError(
-                f"{image.tags[0] if image.tags else image.id[:19]} is not puffertank's {stage} stage "
-                f"({found})",
-                f"{build} (push sends the chain puffertank build made)",
-            )
-        chain.insert(0, Link(stage, labels[HASH_LABEL], image.id))
-        if stage == "base":
-            break
-        parent = labels.get(PARENT_LABEL, "")
-        try:
-            image = client.images.get(parent)
-        except docker.errors.ImageNotFound:
-            raise TankError(
-                f"the {stage} image's parent {parent or '(unlabelled)'} is not in the local engine",
-                build,
-            ) from None
-    return chain
 
 
 @dataclass
@@ -111,7 +74,6 @@ class Meter:
         current: dict[str, int] = {}
         total: dict[str, int] = {}
         state: dict[str, str] = {}  # short id -> "moving", "moved" or "there"
-        tty = self.out.isatty()
         for event in events:
             if "error" in event:
                 raise TankError(f"{self.verb} {ref} failed: {str(event['error']).strip()}", "")
@@ -138,11 +100,18 @@ class Meter:
                     f"  {self.verb} {ref}: {done}/{len(moving)} layers, {got / MB:.1f}/{need / MB:.1f} MB, "
                     f"{got / MB / (now - start):.1f} MB/s"
                 )
-                print(f"\r{text}\033[K" if tty else text, end="" if tty else "\n", file=self.out, flush=True)
-        if tty:
-            print("\r\033[K", end="", file=self.out, flush=True)
+                show(self.out, text)
+        show(self.out, "")
         moved = tuple(k for k in layers if state.get(k) == "moved")
         return Moved(ref, len(layers), moved, 0, time.monotonic() - start)
+
+
+def show(out: TextIO, text: str) -> None:
+    """A progress line: rewritten in place on a terminal ("" clears it), one line each elsewhere ("" none)."""
+    if out.isatty():
+        print(f"\r{text}\033[K", end="", file=out, flush=True)
+    elif text:
+        print(text, file=out, flush=True)
 
 
 def _short(digest: str) -> str:
@@ -299,8 +268,10 @@ def pull(
     namespace: str = NAMESPACE,
     client: docker.DockerClient | None = None,
     out: TextIO | None = None,
+    keep_old: bool = False,
 ) -> list[Moved]:
-    """Pull the variant's chain from `registry` and tag it with the local names, all or nothing."""
+    """Pull the variant's chain from `registry` and tag it with the local names, all or nothing; then
+    untag the content-hash tags it supersedes (retire_superseded) unless `keep_old`."""
     out = out or sys.stderr
     remote = reg.Registry(registry)
     remote.ping()
@@ -328,65 +299,9 @@ def pull(
             hash_ref(link.stage, variant, link.content_hash, namespace),
         ):
             image.tag(_repo_of(ref), _tag_of(ref))
+    if not keep_old:
+        for link, _ in pulled:
+            current = hash_ref(link.stage, variant, link.content_hash, namespace)
+            for line in retire_superseded(client, link.stage, variant, current, namespace).lines():
+                print(line, file=out, flush=True)
     return moved
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    for name, verb, what in (
-        ("push", "send", "to"),
-        ("pull", "fetch", "from"),
-    ):
-        p = sub.add_parser(
-            name,
-            help=f"{verb} the image chain (base, envs, lib) {what} the fleet's registry",
-            description=(
-                f"{verb.capitalize()} base, envs and lib of a variant (content-hash and variant tags) {what} "
-                "the "
-                "fleet's registry. Only the layers the other side lacks move; progress shows layers, bytes "
-                "and speed."
-                + (" The pulled images get the usual local names, all or none." if name == "pull" else "")
-            ),
-        )
-        p.add_argument(
-            "--registry",
-            metavar="HOST:PORT",
-            help="the registry (default: PUFFERTANK_REGISTRY, else registry= in the settings file, "
-            "which provision/setup-host.sh --registry-url writes)",
-        )
-        p.add_argument(
-            "--variant",
-            choices=auto.CHOICES,
-            default="auto",
-            help="cpu or cuda; auto (default): cuda when this machine has an NVIDIA GPU, else cpu",
-        )
-        p.add_argument(
-            "--namespace", default=NAMESPACE, help=f"image repository prefix (default {NAMESPACE})"
-        )
-        p.set_defaults(func=cmd_push if name == "push" else cmd_pull)
-
-
-def _summary(verb: str, registry: str, moved: list[Moved], seconds: float) -> str:
-    layers = sum(len(m.moved_ids) for m in moved)
-    size = sum(m.bytes for m in moved) / MB
-    return (
-        f"puffertank {verb}: {len(moved)} images, {layers} layers ({size:.1f} MB) moved "
-        f"{'to' if verb == 'push' else 'from'} {registry} in {seconds:.1f} s"
-    )
-
-
-def cmd_push(args: argparse.Namespace) -> int:
-    registry = reg.resolve(args.registry)
-    start = time.monotonic()
-    moved = push(registry, auto.resolve(args.variant), args.namespace)
-    print(_summary("push", registry, moved, time.monotonic() - start))
-    return 0
-
-
-def cmd_pull(args: argparse.Namespace) -> int:
-    registry = reg.resolve(args.registry)
-    variant = auto.resolve(args.variant)
-    start = time.monotonic()
-    moved = pull(registry, variant, args.namespace)
-    print(_summary("pull", registry, moved, time.monotonic() - start))
-    print(f"puffertank pull: {image_ref('lib', variant, args.namespace)} is {moved[-1].ref}")
-    return 0

@@ -79,6 +79,15 @@ def make_certificates(folder: Path, name: str = "ca") -> None:
         _openssl("x509", "-req", "-in", f"{who}.csr", *sign, "-out", cert, cwd=folder)
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it is still there after 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -164,11 +173,7 @@ def second_dockerd(*extra_args: str) -> Iterator[SecondDaemon]:
                 with contextlib.suppress(docker.errors.APIError):
                     c.remove(force=True)
             client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
         with contextlib.suppress(subprocess.CalledProcessError):
             _ip("link", "del", bridge)

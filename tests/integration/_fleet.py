@@ -14,6 +14,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import tarfile
 import time
 import urllib.request
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docker
-from _daemons import free_port
+from _daemons import free_port, stop
 from _strict import skip_or_fail
 
 from pufferlib.tank.names import (
@@ -34,6 +35,26 @@ from pufferlib.tank.names import (
     hash_ref,
     image_ref,
 )
+
+PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
+
+
+def puffertank(
+    *argv: str, docker_host: str | None = None, config=None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it (in `env`, default os.environ), without PUFFERTANK_REGISTRY or a settings
+    file (PUFFERTANK_CONFIG names one that is not there unless `config`); DOCKER_HOST only if given."""
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("PUFFERTANK_REGISTRY", "DOCKER_HOST")}
+    env["PUFFERTANK_CONFIG"] = str(config or "/nonexistent/puffertank.conf")
+    if docker_host:
+        env["DOCKER_HOST"] = docker_host
+    return subprocess.run([*PUFFERTANK, *argv], env=env, capture_output=True, text=True, timeout=300)
+
+
+def tags_of(client: docker.DockerClient, namespace: str) -> dict[str, str]:
+    """Every tag under `namespace` on that engine, with its image id."""
+    return {t: i.id for i in client.images.list() for t in i.tags if t.startswith(f"{namespace}/")}
+
 
 REGISTRY_BIN = "docker-registry"  # Debian 12's package of the CNCF distribution registry (2.8.2)
 
@@ -84,11 +105,7 @@ def registry_on_loopback(folder: Path) -> Iterator[RegistryProcess]:
             time.sleep(0.2)
         yield RegistryProcess(address, root)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 

@@ -38,6 +38,8 @@ import pytest
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
+from _daemons import second_dockerd  # noqa: E402
+from _fleet import remove_namespace  # noqa: E402
 from tracked_container import SESSION_ID, TEST_LABEL, TrackedContainer  # noqa: E402
 
 from pufferlib.tank.build.chain import ChainResult, build_chain  # noqa: E402
@@ -180,6 +182,21 @@ def namespace(docker_client):
         for tag in image.tags:
             if tag.startswith(f"{name}/"):
                 docker_client.images.remove(tag)
+
+
+@pytest.fixture(scope="module")
+def box2(docker_client):
+    """A second Docker daemon (_daemons.py), one per test module: the fleet's other box."""
+    with second_dockerd() as daemon:
+        yield daemon
+
+
+@pytest.fixture(scope="module")
+def ns(docker_client):
+    """A namespace of the module's own for the fleet tests' images; its tags here go with it."""
+    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
+    yield name
+    remove_namespace(docker_client, name)
 
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own browser download is unreachable here

@@ -11,15 +11,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import uuid
 
 import pytest
 
 docker = pytest.importorskip("docker")
 
-from _daemons import free_port, second_dockerd  # noqa: E402
-from _fleet import build_tiny_chain, build_tiny_stage, registry_on_loopback, remove_namespace  # noqa: E402
+from _daemons import free_port  # noqa: E402
+from _fleet import (  # noqa: E402
+    PUFFERTANK,
+    build_tiny_chain,
+    build_tiny_stage,
+    puffertank,
+    registry_on_loopback,
+    tags_of,
+)
 
 from pufferlib.tank.doctor import Host as DoctorHost  # noqa: E402
 from pufferlib.tank.doctor import check_registry  # noqa: E402
@@ -29,42 +34,14 @@ from pufferlib.tank.variant import auto_variant  # noqa: E402
 
 pytestmark = pytest.mark.docker
 
-PUFFERTANK = [sys.executable, "-m", "pufferlib.tank.cli"]
 SIZES = {"base": 4_000_000, "envs": 2_000_000, "lib": 300_000}
 MB = 1e6
-
-
-def puffertank(*argv: str, docker_host: str | None = None, config=None) -> subprocess.CompletedProcess:
-    """The CLI as a user runs it; no settings file (PUFFERTANK_CONFIG names one that is not there)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PUFFERTANK_REGISTRY", "DOCKER_HOST")}
-    env["PUFFERTANK_CONFIG"] = str(config or "/nonexistent/puffertank.conf")
-    if docker_host:
-        env["DOCKER_HOST"] = docker_host
-    return subprocess.run([*PUFFERTANK, *argv], env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory):
     with registry_on_loopback(tmp_path_factory.mktemp("registry")) as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def box2(docker_client):
-    with second_dockerd() as daemon:
-        yield daemon
-
-
-@pytest.fixture(scope="module")
-def ns(docker_client):
-    name = f"puffertank-test-{uuid.uuid4().hex[:8]}"
-    yield name
-    remove_namespace(docker_client, name)
-
-
-def tags_of(client: docker.DockerClient, namespace: str) -> dict[str, str]:
-    """Every tag under `namespace` on that engine, with its image id."""
-    return {t: i.id for i in client.images.list() for t in i.tags if t.startswith(f"{namespace}/")}
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +106,31 @@ def test_a_lib_edit_moves_only_the_lib_layer(first_push, registry, box2, ns, doc
     assert pulled.returncode == 0, pulled.stderr
     assert f"1 layers ({SIZES['lib'] / MB:.1f} MB) moved" in pulled.stdout, pulled.stdout
     assert box2.client.images.get(image_ref("lib", "cpu", ns)).id == lib.id
+    old = hash_ref("lib", "cpu", chain["lib"].labels[HASH_LABEL], ns)  # superseded: untagged by default
+    assert f"removed superseded {old}" in pulled.stderr and old not in tags_of(box2.client, ns), pulled.stderr
     print(f"\nlib edit: registry grew {grown} B; {pushed.stdout.strip()}; {pulled.stdout.splitlines()[0]}")
+
+
+def test_pull_keeps_superseded_tags_in_use_or_asked_for(first_push, registry, box2, ns, docker_client):
+    """A container on the old lib keeps its tag (said so); --keep-old keeps every old tag."""
+    args = ["pull", "--registry", registry.address, "--variant", "cpu", "--namespace", ns]
+    push = ["push", "--registry", registry.address, "--variant", "cpu", "--namespace", ns]
+    envs = docker_client.images.get(image_ref("envs", "cpu", ns))
+    parent = hash_ref("envs", "cpu", envs.labels[HASH_LABEL], ns)
+    for keep in (False, True):
+        old = box2.client.images.get(image_ref("lib", "cpu", ns))
+        old_tag = hash_ref("lib", "cpu", old.labels[HASH_LABEL], ns)
+        used = box2.client.containers.create(old.id, command=["none"]) if not keep else None
+        build_tiny_stage(docker_client, "lib", os.urandom(1000), ns, parent, envs.labels[HASH_LABEL])
+        assert puffertank(*push).returncode == 0
+        pulled = puffertank(*args, *(["--keep-old"] if keep else []), docker_host=box2.unix)
+        assert pulled.returncode == 0, pulled.stderr
+        assert old_tag in tags_of(box2.client, ns) and "removed superseded" not in pulled.stderr, (
+            pulled.stderr
+        )
+        if used is not None:
+            assert f"kept superseded {old_tag}: a container uses it" in pulled.stderr, pulled.stderr
+            used.remove()
 
 
 def test_a_registry_that_is_down_is_named_and_nothing_changes(first_push, box2, ns, docker_client):

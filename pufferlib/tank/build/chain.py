@@ -8,7 +8,6 @@ old images (GBs for base) can be freed.
 from __future__ import annotations
 
 import datetime as dt
-import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -27,9 +26,10 @@ from pufferlib.tank.build.resolve import pip_settings, resolve_ca_bundle, resolv
 from pufferlib.tank.engine import get_client
 from pufferlib.tank.errors import TankError
 from pufferlib.tank.locks import machine_lock
-from pufferlib.tank.names import HASH_LABEL, STAGE_LABEL, hash_ref_pattern
+from pufferlib.tank.names import HASH_LABEL, STAGE_LABEL
 from pufferlib.tank.paths import cache_dir
 from pufferlib.tank.source import find_source_tree
+from pufferlib.tank.stages import retire_superseded
 
 
 @dataclass
@@ -119,7 +119,11 @@ def build_chain(
                 cli = cli or find_build_cli()
                 results[plan.stage.name] = _build(plan, source, cli, client, opts, log)
             if not opts.keep_old:
-                _retire_old_tags(client, opts, plan, log)
+                retired = retire_superseded(
+                    client, plan.stage.name, opts.variant, plan.hash_tag, opts.namespace
+                )
+                for line in retired.lines():
+                    log(line)
         chain = ChainResult(opts.variant, opts.namespace, results, time.monotonic() - start, opts.no_cache)
         timings.record(chain.record())  # under the lock: concurrent builds must not drop each other's records
     return chain
@@ -182,17 +186,3 @@ def _find_by_hash(client: docker.DockerClient, stage: str, content_hash: str) ->
     labels = [f"{HASH_LABEL}={content_hash}", f"{STAGE_LABEL}={stage}"]
     images = client.images.list(filters={"label": labels})
     return images[0] if images else None
-
-
-def _retire_old_tags(client: docker.DockerClient, opts: BuildOptions, plan: StagePlan, log: Log) -> None:
-    """Untag earlier content-hash tags of this stage, so superseded images (GBs for base) are freed."""
-    name = plan.stage.name
-    pattern: re.Pattern[str] = hash_ref_pattern(name, opts.variant, opts.namespace)
-    for image in client.images.list(name=plan.tag.rsplit(":", 1)[0]):
-        for tag in image.tags:
-            if pattern.match(tag) and tag != plan.hash_tag:
-                try:
-                    client.images.remove(tag)
-                    log(f"  {name:<4} removed superseded {tag}")
-                except docker.errors.APIError:
-                    pass  # still used by a container; it goes with `docker image prune` later
