@@ -81,6 +81,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--raw-seconds", type=float, default=3.0, help="--pufferlib3: each raw-steps sample's timed seconds"
     )
     p.add_argument(
+        "--catalog",
+        metavar="NAMES",
+        default="",
+        help="--pufferlib3: raw steps of its own env code over its binding and ours (pufferlib3/<name>): "
+        "'all' (every available env of the built catalog) or a comma list",
+    )
+    p.add_argument(
         "--keep", metavar="DIR", help="--pufferlib3: keep each training run's logs, and PL 3.0's curves, here"
     )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")

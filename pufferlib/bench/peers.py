@@ -35,6 +35,7 @@ PEER_TITLES = {
     "pl202-mp-async": "PL 2.0.2 MP async",
     "native": "ours (native)",  # `puffer bench --pufferlib3` (pufferlib3.py), not in PEERS
     "pl3": "PufferLib 3.0",
+    "catalog": "its env on our engine",  # `puffer bench --pufferlib3 --catalog`: pufferlib3/<name>
 }
 PEER_SCRIPT = Path(__file__).with_name("peer202.py")  # run by path, never imported here
 CAP_S = 10.0  # a measurement stops here and reports the steps it made (PufferLib 2.0.2 can crawl)

@@ -8,6 +8,7 @@ sides of a raw-steps row are timed by this same loop. SPEC is a JSON object.
   Builds the env, resets it, draws 64 action arrays of its action buffer's dtype beforehand, then
   calls env.step for `seconds` after `warmup_s`. Prints one JSON line: sps (agent rows stepped per
   second), agents, calls, seconds, version.
+- `envs`: {}. Prints the JSON list of the Ocean envs with a compiled binding (the peer builds a subset).
 - `train`: {"env": "puffer_cartpole", "args": [...], "seconds": s, "log": path}. Runs PufferLib 3.0's
   own `puffer train ENV ARGS` (pufferlib.pufferl.main), its default logger replaced by one that also
   appends each log dict as a JSON line to `log`; it exits after the first dashboard frame printed once
@@ -99,14 +100,26 @@ def train(spec: dict) -> None:
     pufferl.main()
 
 
+def built_envs() -> list[str]:
+    """The Ocean envs this interpreter's pufferlib has a compiled binding for."""
+    from pathlib import Path
+
+    import pufferlib.ocean
+
+    ocean = Path(pufferlib.ocean.__file__).parent
+    return sorted({p.parent.name for p in ocean.glob("*/binding*.so")})
+
+
 def main(argv: list[str]) -> int:
     mode, spec = argv[0], json.loads(argv[1])
     if mode == "steps":
         print(json.dumps(steps(spec)))
+    elif mode == "envs":
+        print(json.dumps(built_envs()))
     elif mode == "train":
         train(spec)
     else:
-        print(f"pl3_driver: unknown mode {mode!r}; valid: steps, train", file=sys.stderr)
+        print(f"pl3_driver: unknown mode {mode!r}; valid: steps, envs, train", file=sys.stderr)
         return 2
     return 0
 

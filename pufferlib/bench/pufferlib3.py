@@ -3,6 +3,7 @@
     puffer bench --pufferlib3                        # raw steps, then puffer train (~25 min on 2 cores)
     puffer bench --pufferlib3 --train-seconds 0      # raw env steps only (~2 min)
     puffer bench --pufferlib3 /other/venv/bin/python --pl3-envs cartpole --train-envs cartpole --repeats 5
+    puffer bench --pufferlib3 --catalog all --pl3-envs '' --train-seconds 0   # its own envs, both engines
 
 Raw env steps/s: one process, 1024 agent rows, random actions drawn beforehand, env.step alone
 timed for --raw-seconds after a warm-up; PufferLib 3.0's Python env class over its C binding
@@ -14,6 +15,12 @@ own clock (ours: from the start of train(), env construction included; PL: from 
 construction), SPS = agent steps / those seconds, score = the mean episode score of the last log.
 Sides alternate within a repeat (which goes first alternates too) so a change of load hits both.
 The PufferLib 3.0 peer is a venv built by `python -m pufferlib.bench.pufferlib3_peer`.
+
+--catalog: PufferLib 3.0's own env code twice, the same Python class and C game with the env's .ini [env]
+keywords: over its own binding (its env_binding.h, the peer's build) and as pufferlib3/<name> over our
+3.0 header (catalog.py's build, actions checked against the space before each step). The ratio is what
+our contract costs or gains on identical env code. An env the peer did not build is a skipped cell
+naming the build that adds it.
 """
 
 from __future__ import annotations
@@ -290,6 +297,71 @@ def export_curves(rows: list[dict], directory: Path) -> list[str]:
     return made
 
 
+def catalog_specs(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The driver specs (PufferLib 3.0's, ours) of catalog env `name` at AGENTS agent rows."""
+    from pufferlib.ocean.contracts import catalog, load
+
+    m, folder = load.manifest(name, catalog.catalog_home())
+    cls = load.pl3_class(folder)
+    kwargs = {**m.config.get("env", {}), "num_envs": max(1, AGENTS // max(1, m.agents_per_env))}
+    theirs = {"factory": f"pufferlib.ocean.{name}.{name}:{cls.__name__}", "kwargs": kwargs}
+    ours = {
+        "factory": "pufferlib.environments.ocean_native:make_pufferlib3_env",
+        "args": [name],
+        "kwargs": kwargs,
+    }
+    return theirs, ours
+
+
+def catalog_names(chosen: str) -> list[str]:
+    """--catalog's envs: 'all' (every available env of the built catalog) or a comma list of them."""
+    from pufferlib.ocean.contracts import catalog
+
+    entries = catalog.read()
+    if not entries:
+        raise ValueError(
+            "--catalog: no PufferLib 3.0 catalog built here; build it with "
+            "`python -m pufferlib.ocean.contracts.catalog build`"
+        )
+    valid = sorted(n for n, e in entries.items() if e["available"])
+    return valid if chosen == "all" else _check(chosen, valid, "--catalog")
+
+
+def catalog_rows(python: Path, names: list[str], repeats: int, seconds: float) -> list[dict[str, Any]]:
+    """Per repeat, per env: its class over its own binding (peer 'pl3') and over ours ('catalog')."""
+    peer_has = set(json.loads(_driver(python, "envs", {}, False, 120).splitlines()[-1]))
+    rows = []
+    for rep in range(repeats):
+        for name in names:
+            theirs, ours = catalog_specs(name)
+            for peer in _order(rep, ("pl3", "catalog")):
+                row = {"repeat": rep, "workload": f"pufferlib3/{name}", "description": name, "peer": peer}
+                row["num_envs"] = AGENTS
+                spec = {
+                    **(theirs if peer == "pl3" else ours),
+                    "seconds": seconds,
+                    "warmup_s": min(1.0, seconds / 4),
+                }
+                if peer == "pl3" and name not in peer_has:
+                    row["skip"] = f"the peer did not build {name}: {BUILD} --envs {name}"
+                else:
+                    py = python if peer == "pl3" else Path(sys.executable)
+                    row = _sample(
+                        row,
+                        lambda py=py, spec=spec, ours=peer == "catalog": json.loads(
+                            _driver(py, "steps", spec, ours, 120 + 4 * seconds).splitlines()[-1]
+                        ),
+                    )
+                rows.append(row)
+                shown = (
+                    f"{row['sps']:,.0f} agent steps/s" if "sps" in row else row.get("skip") or row["error"]
+                )
+                print(
+                    f"[{rep + 1}/{repeats}] catalog {name:<12} {peer:<7} {shown}", file=sys.stderr, flush=True
+                )
+    return rows
+
+
 def _check(names: str, valid: list[str], flag: str) -> list[str]:
     chosen = [n for n in names.split(",") if n] if names else []
     unknown = [n for n in chosen if n not in valid]
@@ -306,6 +378,7 @@ def run(args: Any, machine: Callable[[None], dict[str, Any]]) -> int:
                 raise ValueError(f"{flag} must be at least {least}, got {value}")
         raw = _check(args.pl3_envs, list(RAW), "--pl3-envs")
         trained = _check(args.train_envs, list(RAW), "--train-envs") if args.train_seconds > 0 else []
+        listed = catalog_names(args.catalog) if args.catalog else []
         python = peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)
     except (ValueError, PeerMissing) as e:
         print(f"puffer bench: {e}", file=sys.stderr)
@@ -316,12 +389,15 @@ def run(args: Any, machine: Callable[[None], dict[str, Any]]) -> int:
     keep = Path(args.keep) if args.keep else None
     raw_results = raw_rows(python, raw, args.repeats, args.raw_seconds) if raw else []
     train_results = train_rows(python, trained, args.repeats, args.train_seconds, keep) if trained else []
+    catalog_results = catalog_rows(python, listed, args.repeats, args.raw_seconds) if listed else []
     info["load_average_end"] = os.getloadavg()
     tables = {}
     if raw_results:
         tables["raw"] = report.table(raw_results, ["pl3", "native"])
     if train_results:
         tables["train"] = report.train_table(train_results)
+    if catalog_results:
+        tables["catalog"] = report.table(catalog_results, ["pl3", "catalog"])
     curves = export_curves(train_results, keep) if keep else []
     text = report.machine_lines(info) + "\n"
     if "raw" in tables:
@@ -334,18 +410,31 @@ def run(args: Any, machine: Callable[[None], dict[str, Any]]) -> int:
             f"`puffer train` end to end on the CPU, {args.train_seconds:.0f} s each, median of "
             f"{args.repeats}:\n\n{tables['train']}\n"
         )
+    if "catalog" in tables:
+        text += (
+            f"\nPufferLib 3.0 env code, its binding beside ours, raw steps/s, one process, {AGENTS} agent "
+            f"rows, median of {args.repeats} ± half their range:\n\n{tables['catalog']}\n"
+        )
     print(text)
     for path in curves:
         print(f"PufferLib 3.0 learning curve (draw with `puffer plot {path}`): {path}")
-    args.document = {"machine": info, "raw": raw_results, "train": train_results, "tables": tables}
+    args.document = {
+        "machine": info,
+        "raw": raw_results,
+        "train": train_results,
+        "catalog": catalog_results,
+        "tables": tables,
+    }
     if args.json_file:
         with open(args.json_file, "w") as f:
             json.dump(args.document, f, indent=1)
     if args.markdown:
         Path(args.markdown).write_text(text)
-    failed = [f"raw {r['workload']}" for r in raw_results if "error" in r] + [
+    failed = [f"raw {r['workload']}" for r in raw_results + catalog_results if "error" in r] + [
         f"train {r['env']} {r['side']}" for r in train_results if "error" in r
     ]
-    for line in dict.fromkeys(r["error"] for r in raw_results + train_results if "error" in r):
+    for line in dict.fromkeys(
+        r["error"] for r in raw_results + train_results + catalog_results if "error" in r
+    ):
         print(f"error: {line}", file=sys.stderr)
     return 1 if failed else 0

@@ -22,6 +22,7 @@ RATIOS = (
     ("best MP / PL 2.0.2 best MP", ("mp", "mp-async"), ("pl202-mp", "pl202-mp-async")),
     ("Serial / PL 2.0.2 Serial", "serial", "pl202-serial"),
     ("ours / PL 3.0", "native", "pl3"),
+    ("our engine / its binding", "catalog", "pl3"),
 )
 
 

@@ -137,7 +137,7 @@ def test_the_driver_refuses_an_unknown_mode():
     out = subprocess.run(
         [sys.executable, str(pufferlib3.DRIVER), "bogus", "{}"], capture_output=True, text=True, timeout=60
     )
-    assert out.returncode == 2 and "valid: steps, train" in out.stderr
+    assert out.returncode == 2 and "valid: steps, envs, train" in out.stderr
 
 
 def test_the_build_plan_is_shown_and_nothing_is_made(tmp_path, capsys):

@@ -160,3 +160,31 @@ def test_the_sdist_must_be_the_pinned_one(tmp_path):
     fake.write_bytes(b"not the sdist")
     with pytest.raises(SystemExit, match="not the pinned"):
         catalog.unpack(fake, tmp_path / "out")
+
+
+def test_bench_catalog_times_its_env_code_over_our_header(built, monkeypatch):
+    """`puffer bench --pufferlib3 --catalog`: the same class and kwargs on both sides; ours really steps."""
+    from pufferlib.bench import pufferlib3
+
+    monkeypatch.setenv("PUFFER_PL3_HOME", str(built))
+    assert "cartpole" in pufferlib3.catalog_names("all")
+    theirs, ours = pufferlib3.catalog_specs("cartpole")
+    assert theirs["kwargs"] == ours["kwargs"] and theirs["kwargs"]["num_envs"] == pufferlib3.AGENTS
+    assert theirs["factory"] == "pufferlib.ocean.cartpole.cartpole:Cartpole"
+    spec = {**ours, "seconds": 0.2, "warmup_s": 0.05}
+    out = json.loads(pufferlib3._driver(Path(sys.executable), "steps", spec, True, 120).splitlines()[-1])
+    assert out["agents"] == pufferlib3.AGENTS and out["calls"] > 0 and out["sps"] > 0
+
+
+@pytest.mark.parametrize(
+    ("home", "chosen", "said"),
+    [
+        ("empty", "all", "python -m pufferlib.ocean.contracts.catalog build"),
+        ("built", "tactical", "--catalog: unknown tactical; valid: "),  # catalogued, not available
+    ],
+)
+def test_bench_catalog_refuses_what_it_cannot_time(built, tmp_path, home, chosen, said):
+    env = {**os.environ, "PUFFER_PL3_HOME": str(built if home == "built" else tmp_path)}
+    cmd = [sys.executable, "-m", "pufferlib.cli", "bench", "--pufferlib3", "--catalog", chosen]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
