@@ -171,10 +171,21 @@ def test_pl3_handles_are_checked_not_dereferenced(home):
 def test_pl3_actions_outside_the_space_never_reach_the_c(home):
     env = load.make("corridor", root=home, num_envs=2, length=8)
     env.reset(seed=0)
-    for bad in ([0, 2], [-1, 0], [0.5, 1.0]):
+    for bad in ([0, 2], [-1, 0], [0.5, 1.0], [0, 2**32]):  # 2**32 would wrap to 0 in the int32 buffer
         with pytest.raises(ValueError, match="action"):
             env.step(np.array(bad))
     env.step(np.array([1, 0]))
+    # actions in the buffer's own dtype are checked in C by vec_step, before any env steps
+    assert env._checked_in_c
+    before = env.observations.copy()
+    for bad, message in (
+        ([0, 2], r"action 2 of row 1 \(branch 0\) is outside \[0, 2\)"),
+        ([-1, 0], "action -1 of row 0"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            env.step(np.array(bad, dtype=np.int32))
+        assert (env.observations == before).all()
+    env.step(np.array([1, 0], dtype=np.int32))
     env.close()
 
 

@@ -339,6 +339,18 @@ static PyObject* env_put(PyObject* self, PyObject* args, PyObject* kwargs) {
 typedef struct {
     Env** envs;
     int num_envs;
+    /* vec_init's whole reward and terminal buffers, cleared with one memset each per vec_step (per env that is
+       two calls of a few bytes, a third of a cheap env's step); NULL for vectorize's envs, cleared one by one */
+    void* rewards;
+    size_t reward_bytes;
+    void* terminals;
+    size_t terminal_bytes;
+    /* vec_init's int32 action rows and, once puffertank_action_bounds set them, each branch's bound: vec_step
+       then checks every action in C before any env steps (see load.checked) */
+    const uint32_t* actions;
+    size_t action_count;
+    uint32_t* high;
+    size_t branches;
 } VecEnv;
 
 static VecEnv* pt_vec(PyObject* handle) {
@@ -360,6 +372,7 @@ static void pt_vec_free(VecEnv* vec, int owned) {  /* owned: close and free its 
         free(vec->envs[i]);
     }
     free(vec->envs);
+    free(vec->high);
     free(vec);
 }
 
@@ -390,6 +403,14 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
         return PyErr_NoMemory();
     }
     vec->num_envs = (int)num_envs;
+    vec->rewards = PyArray_DATA(buf[2]);
+    vec->reward_bytes = (size_t)num_envs * (size_t)PyArray_STRIDE(buf[2], 0); /* its rows only */
+    vec->terminals = PyArray_DATA(buf[3]);
+    vec->terminal_bytes = (size_t)num_envs * (size_t)PyArray_STRIDE(buf[3], 0);
+    if (PyArray_TYPE(buf[1]) == NPY_INT32) {
+        vec->actions = PyArray_DATA(buf[1]);
+        vec->action_count = (size_t)num_envs * (size_t)(PyArray_STRIDE(buf[1], 0) / 4);
+    }
     for (long i = 0; i < num_envs; i++) {
         Env* env = pt_new_env();
         if (!env || pt_add(&pt_envs, env) < 0) {
@@ -450,13 +471,63 @@ static PyObject* vec_reset(PyObject* self, PyObject* args) {
     Py_RETURN_NONE;
 }
 
+/* puffertank_action_bounds(vec, bounds): each branch's number of actions (a Discrete's n, a MultiDiscrete's
+ * nvec), for a vec_init vec with int32 actions; from then on vec_step refuses an action outside them. */
+static PyObject* pt_action_bounds(PyObject* self, PyObject* args) {
+    (void)self;
+    VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
+    if (!vec) return NULL;
+    PyArrayObject* high = (PyArrayObject*)PyArray_FROMANY(PyTuple_GetItem(args, 1), NPY_UINT32, 1, 1,
+                                                         NPY_ARRAY_CARRAY);
+    if (!high) return NULL;
+    size_t k = (size_t)PyArray_SIZE(high);
+    if (!vec->actions || k == 0 || vec->action_count % k) {
+        Py_DECREF(high);
+        PyErr_SetString(PyExc_ValueError, "action bounds need a vec_init vec with int32 actions, a bound per branch");
+        return NULL;
+    }
+    uint32_t* copy = malloc(k * sizeof(uint32_t));
+    if (!copy) {
+        Py_DECREF(high);
+        return PyErr_NoMemory();
+    }
+    memcpy(copy, PyArray_DATA(high), k * sizeof(uint32_t));
+    Py_DECREF(high);
+    free(vec->high);
+    vec->high = copy;
+    vec->branches = k;
+    Py_RETURN_NONE;
+}
+
+/* An action outside its branch's bound (a negative one reads as a huge unsigned): a ValueError, nothing stepped. */
+static int pt_check_actions(const VecEnv* vec) {
+    const uint32_t* a = vec->actions;
+    size_t k = vec->branches;
+    for (size_t j = 0; j < vec->action_count; j++) {
+        uint32_t high = k == 1 ? vec->high[0] : vec->high[j % k];
+        if (a[j] >= high) {
+            PyErr_Format(PyExc_ValueError, "action %d of row %zu (branch %zu) is outside [0, %u)", (int32_t)a[j],
+                         j / k, j % k, high);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static PyObject* vec_step(PyObject* self, PyObject* args) {
     (void)self;
     VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
     if (!vec) return NULL;
+    if (vec->high && pt_check_actions(vec) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
+#ifndef PT_NO_CLEAR
+    if (vec->rewards) {
+        memset(vec->rewards, 0, vec->reward_bytes);
+        memset(vec->terminals, 0, vec->terminal_bytes);
+    }
+#endif
     for (int i = 0; i < vec->num_envs; i++) {
-        pt_clear_outputs(vec->envs[i]);
+        if (!vec->rewards) pt_clear_outputs(vec->envs[i]);
         c_step(vec->envs[i]);
     }
     Py_END_ALLOW_THREADS
@@ -542,6 +613,7 @@ static PyMethodDef pt_methods[] = {
     {"vec_log", vec_log, METH_VARARGS, "vec_log(vec) -> dict"},
     {"vec_render", vec_render, METH_VARARGS, "vec_render(vec, index)"},
     {"vec_close", vec_close, METH_VARARGS, "vec_close(vec)"},
+    {"puffertank_action_bounds", pt_action_bounds, METH_VARARGS, "puffertank_action_bounds(vec, bounds)"},
     {"shared", (PyCFunction)(void (*)(void))pt_shared, METH_VARARGS | METH_KEYWORDS, "shared(**kw): the env's shared state"},
     MY_METHODS,
     {NULL, NULL, 0, NULL},
