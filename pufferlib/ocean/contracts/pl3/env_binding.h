@@ -345,9 +345,11 @@ typedef struct {
     size_t reward_bytes;
     void* terminals;
     size_t terminal_bytes;
-    /* vec_init's int32 action rows and, once puffertank_action_bounds set them, each branch's bound: vec_step
-       then checks every action in C before any env steps (see load.checked) */
-    const uint32_t* actions;
+    /* vec_init's action rows (int32, or float32 holding whole numbers, as some 3.0 envs declare them) and, once
+       puffertank_action_bounds set them, each branch's bound: vec_step then checks every action in C before any
+       env steps (see load.checked) */
+    const void* actions;
+    int actions_float;
     size_t action_count;
     uint32_t* high;
     size_t branches;
@@ -407,8 +409,9 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
     vec->reward_bytes = (size_t)num_envs * (size_t)PyArray_STRIDE(buf[2], 0); /* its rows only */
     vec->terminals = PyArray_DATA(buf[3]);
     vec->terminal_bytes = (size_t)num_envs * (size_t)PyArray_STRIDE(buf[3], 0);
-    if (PyArray_TYPE(buf[1]) == NPY_INT32) {
+    if (PyArray_TYPE(buf[1]) == NPY_INT32 || PyArray_TYPE(buf[1]) == NPY_FLOAT32) {
         vec->actions = PyArray_DATA(buf[1]);
+        vec->actions_float = PyArray_TYPE(buf[1]) == NPY_FLOAT32;
         vec->action_count = (size_t)num_envs * (size_t)(PyArray_STRIDE(buf[1], 0) / 4);
     }
     for (long i = 0; i < num_envs; i++) {
@@ -483,7 +486,7 @@ static PyObject* pt_action_bounds(PyObject* self, PyObject* args) {
     size_t k = (size_t)PyArray_SIZE(high);
     if (!vec->actions || k == 0 || vec->action_count % k) {
         Py_DECREF(high);
-        PyErr_SetString(PyExc_ValueError, "action bounds need a vec_init vec with int32 actions, a bound per branch");
+        PyErr_SetString(PyExc_ValueError, "action bounds need a vec_init vec's action rows, a bound per branch");
         return NULL;
     }
     uint32_t* copy = malloc(k * sizeof(uint32_t));
@@ -499,15 +502,24 @@ static PyObject* pt_action_bounds(PyObject* self, PyObject* args) {
     Py_RETURN_NONE;
 }
 
-/* An action outside its branch's bound (a negative one reads as a huge unsigned): a ValueError, nothing stepped. */
+/* An action outside its branch's bound (an int32 read as unsigned, so a negative one is huge; a float32 that is
+ * not a whole number in range, NaN included): a ValueError, nothing stepped. */
 static int pt_check_actions(const VecEnv* vec) {
-    const uint32_t* a = vec->actions;
     size_t k = vec->branches;
     for (size_t j = 0; j < vec->action_count; j++) {
         uint32_t high = k == 1 ? vec->high[0] : vec->high[j % k];
-        if (a[j] >= high) {
-            PyErr_Format(PyExc_ValueError, "action %d of row %zu (branch %zu) is outside [0, %u)", (int32_t)a[j],
-                         j / k, j % k, high);
+        if (vec->actions_float) {
+            float x = ((const float*)vec->actions)[j];
+            if (!(x >= 0.0f && x < (float)high && x == (float)(int64_t)x)) {
+                char text[32];
+                snprintf(text, sizeof text, "%g", (double)x);
+                PyErr_Format(PyExc_ValueError, "action %s of row %zu (branch %zu) is outside [0, %u) or not whole",
+                             text, j / k, j % k, high);
+                return -1;
+            }
+        } else if (((const uint32_t*)vec->actions)[j] >= high) {
+            PyErr_Format(PyExc_ValueError, "action %d of row %zu (branch %zu) is outside [0, %u)",
+                         ((const int32_t*)vec->actions)[j], j / k, j % k, high);
             return -1;
         }
     }
