@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _vector_envs import session
 
 from pufferlib.cli import main
 from pufferlib.train import train
@@ -34,18 +35,11 @@ def _puffer(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(cmd, env={**os.environ, **extra}, text=True, **kwargs)
 
 
-def _session(sid: int) -> list[int]:
-    """The live processes of session `sid` (a `puffer train` started with start_new_session and its
-    workers, which keep its session when they outlive it)."""
-    alive = []
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":  # the 6th field: the session id; not a zombie
-            alive.append(int(entry))
-    return alive
+def _first_checkpoint(run_dir: Path, proc: subprocess.Popen) -> None:
+    """Wait until the run in run_dir has saved a checkpoint (or ended, or 120 s passed)."""
+    deadline = time.monotonic() + 120
+    while not list(run_dir.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _fails_cleanly(run_dir: Path, *args: str) -> tuple[str, dict]:
@@ -59,7 +53,7 @@ def _fails_cleanly(run_dir: Path, *args: str) -> tuple[str, dict]:
         start_new_session=True,
     )
     out, err = proc.communicate(timeout=300)
-    assert not _session(proc.pid), "a worker outlived the trainer"
+    assert not session(proc.pid), "a worker outlived the trainer"
     assert proc.returncode == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and not out, err
@@ -134,9 +128,7 @@ def test_a_run_directory_deleted_after_its_first_checkpoint_says_nothing_was_sav
     args += ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
     proc = _puffer(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while not list(run.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _first_checkpoint(run, proc)
         shutil.rmtree(run)
         _, err = proc.communicate(timeout=120)
     finally:
@@ -207,9 +199,7 @@ def test_a_second_ctrl_c_waits_for_the_final_save(tmp_path):
     args += ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
     proc = _puffer(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while not list(run.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _first_checkpoint(run, proc)
         for _ in range(40):  # Ctrl-C, then keep pressing it through the final save
             if proc.poll() is not None:
                 break
