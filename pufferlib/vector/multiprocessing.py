@@ -360,6 +360,7 @@ class Multiprocessing(VectorEnv):
         for w in self._inflight:
             if now - self._sent[w] > self.worker_timeout and self._ctrl[w * LINE + 1] == BUSY:
                 first, p = w * self.envs_per_worker, self._procs[w]
+                p.kill()  # it cannot take the close command; the others can
                 self._fail(
                     WorkerHung(
                         f"Multiprocessing worker {w} (envs {first}-{first + self.envs_per_worker - 1}, "
