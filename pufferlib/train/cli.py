@@ -182,6 +182,8 @@ def run_train(args: argparse.Namespace) -> int:
         _debug(args, e)
         summary = e.summary
         saved = f"; saved {summary['checkpoint']}" if summary.get("checkpoint") else "; no checkpoint saved"
+        if summary.get("run_dir") and not Path(summary["run_dir"]).is_dir():
+            saved = ""  # the run directory is gone: the message says so, and what to do
         command = failure.resume_command(summary.get("run_dir")) if summary.get("checkpoint") else None
         again = f"; resume with: {command}" if command else ""
         print(f"puffer train: error: {e}{saved}{again}", file=sys.stderr)
@@ -207,6 +209,10 @@ def run_train(args: argparse.Namespace) -> int:
         return signals.exit_code(summary.get("signal")) if summary["stop_reason"] == "interrupted" else 0
     _report(summary, args.json, "training summary")
     if summary["stop_reason"] == "interrupted":
+        command = failure.resume_command(summary.get("run_dir")) if summary.get("checkpoint") else None
+        if command:
+            stopper = summary.get("signal") or "Ctrl-C"
+            print(f"puffer train: stopped by {stopper}; resume with: {command}", file=sys.stderr)
         return signals.exit_code(summary.get("signal"))
     return 0
 

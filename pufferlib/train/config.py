@@ -70,6 +70,7 @@ RANGES = {
     "vec.num_workers": ">= 0",
     "vec.batch_size": ">= 0",
     "vec.num_threads": ">= 1",
+    "vec.worker_timeout": "> 0",
     "normalize.clip_obs": "> 0",
     "normalize.clip_reward": "> 0",
     "normalize.epsilon": "> 0",

@@ -333,6 +333,8 @@ class _Training:
         mean_return = self.run.window_mean("episode_return")
         if self.saver is not None and not isinstance(self.error, failure.NonFiniteLoss):
             self.final_save()
+        if self.run_dir is not None and not self.run_dir.is_dir():  # deleted: its checkpoints are gone too
+            self.saved = None
         if self.lost is not None:
             self.lost.checkpoint = None if self.saved is None else str(self.saved)
             raise self.lost

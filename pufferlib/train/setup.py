@@ -45,6 +45,8 @@ def make_vecenv(binding: envs.Binding, cfg: Config):
             kwargs["num_workers"] = vec["num_workers"]
         if vec["batch_size"]:
             kwargs["batch_size"] = vec["batch_size"]
+        if backend == "multiprocessing" and "worker_timeout" in vec:  # a run from before the key lacks it
+            kwargs["worker_timeout"] = vec["worker_timeout"]
     env_kwargs, num_envs = dict(cfg["env"]), vec["num_envs"]
     if binding.native and backend == "pufferenv":  # one PufferEnv steps vec.num_envs C instances itself
         env_kwargs.update(num_envs=num_envs, num_threads=vec["num_threads"])

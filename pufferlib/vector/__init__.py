@@ -30,7 +30,7 @@ from typing import Any
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.vector.autotune import autotune, physical_cores
-from pufferlib.vector.base import VectorEnv, WorkerError
+from pufferlib.vector.base import VectorEnv, WorkerError, WorkerHung
 from pufferlib.vector.creators import build_env, normalize_creators
 from pufferlib.vector.layout import LAYOUT_KWARGS, Layout
 from pufferlib.vector.multiprocessing import Multiprocessing
@@ -49,7 +49,8 @@ def make(
     seed: int | None = 0,
     **kwargs: Any,
 ):
-    """Build a vector env. kwargs (not for PufferEnv): num_workers, batch_size, zero_copy, overwork.
+    """Build a vector env. kwargs (not for PufferEnv): num_workers, batch_size, zero_copy, overwork;
+    Multiprocessing also takes worker_timeout (seconds a worker may take to answer one command).
 
     `backend` is a class above or its name ("serial", "multiprocessing", "ray", "pufferenv").
     Multiprocessing defaults to as many workers as physical cores that divide num_envs.
@@ -84,11 +85,12 @@ def make(
         raise APIUsageError(
             f"backend must be pufferlib.PufferEnv, Serial, Multiprocessing or Ray, got {backend!r}"
         )
-    unknown = sorted(set(kwargs) - set(LAYOUT_KWARGS))
+    options = (*LAYOUT_KWARGS, *getattr(backend, "OPTIONS", ()))
+    unknown = sorted(set(kwargs) - set(options))
     if unknown:
         raise APIUsageError(
-            f"Unknown argument(s) {', '.join(unknown)} for pufferlib.vector.make; the backend options "
-            f"are {', '.join(LAYOUT_KWARGS)}"
+            f"Unknown argument(s) {', '.join(unknown)} for pufferlib.vector.make with {backend.__name__}; "
+            f"its options are {', '.join(options)}"
         )
     creators = normalize_creators(env_creator_or_creators, env_args, env_kwargs, num_envs)
     return backend(*creators, num_envs, seed=seed, **kwargs)
@@ -103,6 +105,7 @@ __all__ = [
     "Serial",
     "VectorEnv",
     "WorkerError",
+    "WorkerHung",
     "autotune",
     "make",
     "physical_cores",

@@ -30,6 +30,10 @@ class WorkerError(RuntimeError):
         self.remote_traceback = remote
 
 
+class WorkerHung(WorkerError):
+    """A worker did not answer a command within the backend's worker_timeout (stopped, or stuck)."""
+
+
 # ------------------------------------------------------------------------------------------ facade
 
 # The call order a vector env accepts: reset first, then recv and send alternately, nothing after close.

@@ -20,8 +20,11 @@ all ready (views); without, the first ready workers in any order (gathered into 
 Returned arrays are overwritten by the next send to the same workers: copy what you keep.
 
 Infos go through a pipe only when a worker has some. A worker exception (with its traceback
-and env id), a crashed or killed worker become WorkerError in the main process; workers exit
-when the main process dies (they check for it each second while idle).
+and env id), a crashed or killed worker, and a worker that does not answer a command (build, reset,
+step) within `worker_timeout` seconds (stopped, or stuck in its env) become WorkerError in the main
+process, which then closes every worker. Workers exit when the main process dies (they check for it
+each second while idle), and ignore Ctrl-C, SIGTERM and SIGHUP: a signal sent to the whole process
+group is the main process's to handle, and it stops them.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, action_buffer_spec
 from pufferlib.vector.autotune import physical_cores
-from pufferlib.vector.base import Batch, VectorEnv, WorkerError
+from pufferlib.vector.base import Batch, VectorEnv, WorkerError, WorkerHung
 from pufferlib.vector.creators import Creators, env_seeds
 from pufferlib.vector.envs import Envs, rows
 from pufferlib.vector.layout import Layout, check_layout
@@ -56,6 +59,8 @@ LINE = 64  # control bytes per worker: its own cache line
 # short, and blocks at once while they were long: the CPU is then worth more to the others.
 SPIN_LIMIT_S = 100e-6
 POLL_S = 0.1  # while blocked, how often the main process checks that its workers are alive
+WORKER_TIMEOUT_S = 300.0  # the default bound on one answer: generous, for slow env builds and resets
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the main process's to handle
 
 
 class Waiter:
@@ -136,7 +141,9 @@ def _worker(
     conn: Any,
     main_pid: int,
 ) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    for sig in STOP_SIGNALS:  # not the handlers inherited from the trainer (fork): the main process
+        signal.signal(sig, signal.SIG_IGN)  # handles a stop signal sent to the group, and stops us
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # blocked by the main process around start
     parent = os.getppid()
     buf = layout.views(raw)
     ctrl = layout.control(raw)
@@ -207,10 +214,7 @@ def _shutdown(procs: list, ctrl: memoryview, work: list, conns: list, timeout: f
     for p in procs:
         p.join(max(0.0, deadline - monotonic()))
     for p in procs:
-        if p.exitcode is None:
-            p.terminate()
-            p.join(1.0)
-        if p.exitcode is None:
+        if p.exitcode is None:  # workers ignore SIGTERM; SIGKILL ends a stopped (SIGSTOP) one too
             p.kill()
             p.join()
     for c in conns:
@@ -228,6 +232,22 @@ def _describe_exit(code: int) -> str:
 
 
 class Multiprocessing(VectorEnv):
+    OPTIONS = ("worker_timeout",)  # make()'s keyword arguments beyond the layout's
+
+    def __init__(self, *args: Any, worker_timeout: float = WORKER_TIMEOUT_S, **kwargs: Any) -> None:
+        """VectorEnv's arguments, and `worker_timeout`: the seconds a worker may take to answer one
+        command (build its envs, reset, step) before it counts as hung (WorkerError)."""
+        if (
+            isinstance(worker_timeout, bool)
+            or not isinstance(worker_timeout, int | float)
+            or not 0 < worker_timeout < math.inf
+        ):
+            raise APIUsageError(
+                f"worker_timeout must be a positive number of seconds, got {worker_timeout!r}"
+            )
+        self.worker_timeout = float(worker_timeout)
+        super().__init__(*args, **kwargs)
+
     def _check_layout(
         self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool, overwork: bool
     ) -> Layout:
@@ -300,8 +320,12 @@ class Multiprocessing(VectorEnv):
                     os.getpid(),
                 ),
             )
-            try:
-                p.start()
+            try:  # a stop signal that comes while it forks waits: the worker must not run our handler
+                blocked = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+                try:
+                    p.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             except (pickle.PicklingError, AttributeError, TypeError) as e:
                 raise APIUsageError(
                     f"Multiprocessing with the '{self.start_method}' start method pickles the env creators "
@@ -311,6 +335,7 @@ class Multiprocessing(VectorEnv):
             self._procs.append(p)
             pipes[w][1].close()
         self._inflight = list(range(num_workers))
+        self._sent = [monotonic()] * num_workers  # when each worker was last given a command
         self._drain()  # every worker has built its envs (or raised)
 
     # --- waiting
@@ -328,6 +353,19 @@ class Multiprocessing(VectorEnv):
                     WorkerError(
                         f"Multiprocessing worker {w} (envs {first}-{first + self.envs_per_worker - 1}, "
                         f"pid {p.pid}) died: {_describe_exit(p.exitcode)}",
+                        worker=w,
+                    )
+                )
+        now = monotonic()
+        for w in self._inflight:
+            if now - self._sent[w] > self.worker_timeout and self._ctrl[w * LINE + 1] == BUSY:
+                first, p = w * self.envs_per_worker, self._procs[w]
+                p.kill()  # it cannot take the close command; the others can
+                self._fail(
+                    WorkerHung(
+                        f"Multiprocessing worker {w} (envs {first}-{first + self.envs_per_worker - 1}, "
+                        f"pid {p.pid}) did not answer within {self.worker_timeout:g} s (worker_timeout): "
+                        "it is stopped or stuck in its env",
                         worker=w,
                     )
                 )
@@ -413,8 +451,9 @@ class Multiprocessing(VectorEnv):
         self._command(range(self.num_workers), RESET)
 
     def _command(self, workers: Any, cmd: int) -> None:
-        ctrl, work = self._ctrl, self._work
+        ctrl, work, now = self._ctrl, self._work, monotonic()
         for w in workers:
+            self._sent[w] = now
             ctrl[w * LINE + 1] = BUSY
             ctrl[w * LINE] = cmd
             work[w].release()

@@ -4,6 +4,7 @@ in a subprocess, so the test session's registry stays as shipped):
 faulty/crash  raises in step() after FAULT_AFTER steps (default 200): under multiprocessing the
               worker dies and the trainer gets pufferlib.vector's WorkerError
 faulty/nan    rewards turn NaN after FAULT_AFTER steps: the next update's loss is NaN
+faulty/hang   sleeps for ever in step() after FAULT_AFTER steps: under multiprocessing a hung worker
 faulty/sigterm  sends its own process SIGTERM at step FAULT_AFTER (in the trainer's process under the
               serial backend: a stop mid-rollout), or at its first reset with FAULT_AFTER=0 (a stop
               after the run directory was made, before the first update)
@@ -11,6 +12,7 @@ faulty/sigterm  sends its own process SIGTERM at step FAULT_AFTER (in the traine
 
 import os
 import signal
+import time
 
 import gymnasium
 import numpy as np
@@ -46,6 +48,8 @@ class Countdown(gymnasium.Env):
             if self.steps == AFTER:
                 os.kill(os.getpid(), signal.SIGTERM)
         elif self.steps > AFTER:
+            while self.fault == "hang":
+                time.sleep(60)
             if self.fault == "crash":
                 raise RuntimeError(f"the simulator crashed after {AFTER} steps")
             reward = float("nan")
@@ -60,10 +64,15 @@ def make_nan(buf=None, seed=0):
     return GymnasiumPufferEnv(env=Countdown("nan"), buf=buf, seed=seed)
 
 
+def make_hang(buf=None, seed=0):
+    return GymnasiumPufferEnv(env=Countdown("hang"), buf=buf, seed=seed)
+
+
 def make_sigterm(buf=None, seed=0):
     return GymnasiumPufferEnv(env=Countdown("sigterm"), buf=buf, seed=seed)
 
 
 register(Binding(name="faulty/crash", make=make_crash, extra=""))
 register(Binding(name="faulty/nan", make=make_nan, extra=""))
+register(Binding(name="faulty/hang", make=make_hang, extra=""))
 register(Binding(name="faulty/sigterm", make=make_sigterm, extra=""))

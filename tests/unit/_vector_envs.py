@@ -63,10 +63,9 @@ def broken_creator(buf=None, seed=0):
     raise ValueError(f"cannot build env with seed {seed}")
 
 
-def children(pid: int | None = None) -> set[int]:
-    """Live child processes of `pid`, not counting multiprocessing's own resource tracker / forkserver."""
-    pid = os.getpid() if pid is None else pid
-    out = set()
+def _processes():
+    """(pid, the fields of /proc/PID/stat after the name, the command line) of every live process,
+    not counting zombies nor multiprocessing's own resource tracker / forkserver."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -78,14 +77,20 @@ def children(pid: int | None = None) -> set[int]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        if (
-            int(fields[1]) == pid
-            and fields[0] != "Z"
-            and b"resource_tracker" not in cmd
-            and b"forkserver" not in cmd
-        ):
-            out.add(int(entry))
-    return out
+        if fields[0] != "Z" and b"resource_tracker" not in cmd and b"forkserver" not in cmd:
+            yield int(entry), fields
+
+
+def children(pid: int | None = None) -> set[int]:
+    """Live child processes of `pid`."""
+    pid = os.getpid() if pid is None else pid
+    return {child for child, fields in _processes() if int(fields[1]) == pid}
+
+
+def session(sid: int) -> set[int]:
+    """Live processes of session `sid`: a command started with start_new_session, and the workers it
+    started, which keep its session even when they outlive it."""
+    return {member for member, fields in _processes() if int(fields[3]) == sid}
 
 
 def alive(pid: int) -> bool:

@@ -46,6 +46,8 @@ def test_every_shipped_config_file_is_in_range():
         ("train.torch_threads", "-1", r"train\.torch_threads must be >= 0, got -1"),
         ("train.num_steps", "0", r"train\.num_steps must be >= 1, got 0"),
         ("vec.num_envs", "0", r"vec\.num_envs must be >= 1, got 0"),
+        ("vec.worker_timeout", "0", r"vec\.worker_timeout must be > 0, got 0\.0"),
+        ("vec.worker_timeout", "inf", r"vec\.worker_timeout must be > 0, got inf"),
         ("train.num_minibatches", "0", r"train\.num_minibatches must be >= 1"),
         ("train.update_epochs", "0", r"train\.update_epochs must be >= 1"),
         ("train.ent_coef", "-0.01", r"train\.ent_coef must be >= 0"),

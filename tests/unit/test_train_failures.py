@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _vector_envs import session
 
 from pufferlib.cli import main
 from pufferlib.train import train
@@ -33,11 +35,25 @@ def _puffer(*args: str, env: dict | None = None, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(cmd, env={**os.environ, **extra}, text=True, **kwargs)
 
 
+def _first_checkpoint(run_dir: Path, proc: subprocess.Popen) -> None:
+    """Wait until the run in run_dir has saved a checkpoint (or ended, or 120 s passed)."""
+    deadline = time.monotonic() + 120
+    while not list(run_dir.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _fails_cleanly(run_dir: Path, *args: str) -> tuple[str, dict]:
     proc = _puffer(
-        *args, "--json", "--train.run-dir", str(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        *args,
+        "--json",
+        "--train.run-dir",
+        str(run_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     out, err = proc.communicate(timeout=300)
+    assert not session(proc.pid), "a worker outlived the trainer"
     assert proc.returncode == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and not out, err
@@ -54,6 +70,20 @@ def test_a_dead_worker_ends_the_run_saved(tmp_path):
     err, summary = _fails_cleanly(tmp_path / "run", "faulty/crash", *workers, "--train.num-steps", "32")
     assert "WorkerError" in err and "the simulator crashed after 200 steps" in err
     assert Path(summary["checkpoint"]).name == f"model_{summary['updates']:06d}.pt"  # saved on the way out
+    assert Path(summary["checkpoint"]).is_file()
+
+
+@pytest.mark.slow
+def test_a_hung_worker_ends_the_run_saved(tmp_path):
+    """A worker stuck in its env's step (it would wait for ever) ends the run once vec.worker_timeout
+    passes: saved, one line naming the worker and the key, and no worker left running."""
+    workers = ["--vec.backend", "multiprocessing", "--vec.num-envs", "2", "--vec.num-workers", "2"]
+    args = ["faulty/hang", *workers, "--train.num-steps", "32", "--vec.worker-timeout", "2"]
+    err, summary = _fails_cleanly(tmp_path / "run", *args)
+    assert re.search(
+        r"WorkerHung: Multiprocessing worker \d \(envs \d-\d, pid \d+\) did not answer within 2 s", err
+    )
+    assert "raise --vec.worker-timeout" in err
     assert Path(summary["checkpoint"]).is_file()
 
 
@@ -86,6 +116,60 @@ def test_a_deleted_run_directory(tmp_path):
     with pytest.raises(failure.TrainingError, match=f"the run directory {run} was deleted") as caught:
         train("ocean/bandit", {**QUICK, "track.tensorboard": False}, run_dir=run, on_update=delete)
     assert caught.value.summary["stop_reason"] == "error" and not run.exists()  # nothing made again
+    assert caught.value.summary["checkpoint"] is None  # the checkpoints went with it
+
+
+@pytest.mark.slow
+def test_a_run_directory_deleted_after_its_first_checkpoint_says_nothing_was_saved(tmp_path):
+    """The checkpoints went with the folder: the line says so and what to do, and names no checkpoint
+    or --resume command (it used to claim "saved RUN/model_….pt; resume with: …")."""
+    run = tmp_path / "run"
+    args = ["ocean/bandit", "--train.run-dir", str(run), "--train.checkpoint-interval", "1"]
+    args += ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
+    proc = _puffer(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _first_checkpoint(run, proc)
+        shutil.rmtree(run)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert f"the run directory {run} was deleted while the run went on, its checkpoints with it" in err
+    assert "nothing could be saved and there is nothing to resume; run the same command again" in err
+    assert "saved" not in err.replace("could be saved", "") and "resume with" not in err, err
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 400 KiB tmpfs: a real full filesystem (as root; skipped only where mount is not permitted)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], capture_output=True, text=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+@pytest.mark.slow
+def test_a_full_disk_with_tensorboard_prints_one_line(tiny_disk):
+    """The disk fills under TensorBoard's event writer: no writer-thread traceback and no "tracking
+    could not finish" lines, only the run's own line (it used to print all three)."""
+    run = tiny_disk / "run"
+    args = ["classic_control/CartPole-v1", "--train.run-dir", str(run), "--track.tensorboard", "true"]
+    proc = _puffer(*args, "--train.stop-when-solved", "false", "--train.total-timesteps", "100000000",
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, err
+    assert list(run.glob("events.out.tfevents.*")), "TensorBoard wrote nothing"
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("puffer train: error: update ") and "No space left on device" in err, err
 
 
 def test_a_full_disk(tmp_path):
@@ -115,9 +199,7 @@ def test_a_second_ctrl_c_waits_for_the_final_save(tmp_path):
     args += ["--train.stop-when-solved", "false", "--train.total-timesteps", "100000000"]
     proc = _puffer(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 120
-        while not list(run.glob("model_*.pt")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _first_checkpoint(run, proc)
         for _ in range(40):  # Ctrl-C, then keep pressing it through the final save
             if proc.poll() is not None:
                 break

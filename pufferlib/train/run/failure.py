@@ -1,11 +1,11 @@
 """How a run that fails ends: one line saying what happened, and what to resume it with.
 
-Anything that goes wrong inside the training loop (a worker that died, pufferlib.vector's
-WorkerError; the run directory deleted; a full disk; a loss that is NaN or infinite) stops the
-loop the way Ctrl-C does: the final checkpoint is saved where that is possible, summary.json says
-stop_reason "error" and the message, and `learn` raises TrainingError with that summary, which
-`puffer train` prints as one line (with the `puffer train --resume RUN_DIR` command) before it
-exits with 1; `--debug` shows the traceback too.
+Anything that goes wrong inside the training loop (a worker that died or hung, pufferlib.vector's
+WorkerError and WorkerHung; the run directory deleted, when nothing can be saved or resumed; a full
+disk; a loss that is NaN or infinite) stops the loop the way Ctrl-C does: the final checkpoint is
+saved where that is possible, summary.json says stop_reason "error" and the message, and `learn`
+raises TrainingError with that summary, which `puffer train` prints as one line (with the `puffer
+train --resume RUN_DIR` command) before it exits with 1; `--debug` shows the traceback too.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 import shlex
 from pathlib import Path
 from typing import Any
+
+from pufferlib.vector.base import WorkerHung
 
 EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: |$)")
 
@@ -49,9 +51,15 @@ def check_losses(update: int, losses: dict[str, float]) -> None:
 def describe(error: BaseException, update: int, run_dir: Path | None) -> str:
     """One line: what stopped the loop, at which update."""
     if run_dir is not None and not run_dir.is_dir():
-        return f"update {update}: the run directory {run_dir} was deleted while the run went on"
+        return (
+            f"update {update}: the run directory {run_dir} was deleted while the run went on, its "
+            "checkpoints with it: nothing could be saved and there is nothing to resume; run the same "
+            "command again to start over"
+        )
     if isinstance(error, NonFiniteLoss):
         return str(error)
+    if isinstance(error, WorkerHung):
+        return f"update {update}: WorkerHung: {error}; if it is only slow, raise --vec.worker-timeout"
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     text = lines[0] if lines else ""
     if len(lines) > 1:  # a worker's error carries the remote traceback: its first line says where,

@@ -19,6 +19,8 @@ import json
 import logging
 import math
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -127,16 +129,19 @@ class Tracking:
             try:
                 write_summary(self.directory, summary)
             except OSError as e:  # a deleted folder, a full disk: the caller still gets the summary
-                errors.append(f"summary.json: {e}")
+                errors.append(("summary.json", e))
         checkpoint = Path(summary["checkpoint"]) if summary and summary.get("checkpoint") else None
         for backend in self.backends:
             try:
                 backend.finish(summary, checkpoint)
             except Exception as e:  # one backend's failure must not lose the others' data
-                errors.append(f"{type(backend).__name__}: {e}")
+                errors.append((type(backend).__name__, e))
         self.backends = []
-        for error in errors:  # after training: say so, and keep the summary the caller is owed
-            print(f"pufferlib: tracking could not finish: {error}", file=sys.stderr)
+        failed = summary is not None and summary.get("stop_reason") == "error"
+        for what, error in errors:  # after training: say so, and keep the summary the caller is owed
+            if failed and isinstance(error, OSError):  # the run's own error (a full disk, the run
+                continue  # directory deleted) says it, in its one line
+            print(f"pufferlib: tracking could not finish: {what}: {error}", file=sys.stderr)
 
 
 def open_tracking(
@@ -204,6 +209,8 @@ class TensorBoard:
             raise TrackingError(TENSORBOARD_MISSING) from None
         purge = None if resume_step is None else resume_step + 1
         self.writer = SummaryWriter(log_dir=str(directory), flush_secs=10, purge_step=purge)
+        self.excepthook = threading.excepthook
+        threading.excepthook = _quiet_writer_thread(self.excepthook)
         if resume_step is not None:
             return  # the hyperparameters are in the first session's events
         table = "\n".join(f"|{key}|{value}|" for key, value in _flat(cfg).items())
@@ -226,7 +233,21 @@ class TensorBoard:
         self.writer._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=TAG, image=image)]), step)
 
     def finish(self, summary: dict[str, Any] | None, checkpoint: Path | None) -> None:
-        self.writer.close()
+        try:
+            self.writer.close()  # raises what the writer thread failed with, if it did
+        finally:
+            threading.excepthook = self.excepthook
+
+
+def _quiet_writer_thread(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """threading.excepthook, silent for TensorBoard's event-writer thread: what fails it (a full disk)
+    is raised again by the writer's next write or its close, where the run reports it in one line."""
+
+    def excepthook(args: Any) -> None:
+        if type(args.thread).__name__ != "_AsyncWriterThread":
+            hook(args)
+
+    return excepthook
 
 
 class WandB:
