@@ -381,8 +381,8 @@ def nmmo() -> str:
 
 def kinetix() -> str:
     """Kinetix's env modules import (without the package __init__, which imports its training stack, as
-    pufferlib/environments/support/kinetix_jax.py loads them) and observe a level; the layer after this one builds
-    and steps the registered programs (kinetix_jax.py)."""
+    pufferlib/environments/support/kinetix_jax.py loads them) and observe a level; the layer after this one
+    builds and steps the registered programs (kinetix_jax.py)."""
     import importlib.util
     import types
 
