@@ -1,7 +1,8 @@
 """The `docker` marker guard of conftest.py: a test that uses the engine without the marker is deselected by
 -m "not docker" (so that stays the no-engine suite) and fails when it runs, saying to add the marker.
 
-Runs pytest on a throwaway folder holding a copy of this conftest.py; needs no engine.
+Runs pytest on a throwaway folder holding a copy of this conftest.py and the helper modules it imports;
+needs no engine.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_an_unmarked_engine_test_fails_and_is_deselected(tmp_path: Path) -> None:
-    shutil.copy2(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
+    here = Path(__file__).parent
+    for module in ["conftest.py", *(p.name for p in here.glob("*.py") if not p.name.startswith("test_"))]:
+        shutil.copy2(here / module, tmp_path / module)
     (tmp_path / "test_unmarked.py").write_text(UNMARKED)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    docker: engine\n")
 
