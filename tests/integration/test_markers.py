@@ -1,16 +1,21 @@
 """The `docker` marker guard of conftest.py: a test that uses the engine without the marker is deselected by
 -m "not docker" (so that stays the no-engine suite) and fails when it runs, saying to add the marker.
 
-Runs pytest on a throwaway folder holding a copy of this conftest.py and the helper modules it imports;
-needs no engine.
+Runs pytest on a throwaway folder holding a copy of this conftest.py (the helper modules it imports found on
+PYTHONPATH); needs no engine.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+HERE = Path(__file__).parent
+# conftest.py's own imports: the helper modules beside it and tests/_strict.py
+HELPERS = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
 
 UNMARKED = """
 def test_uses_the_engine(docker_client):
@@ -29,13 +34,12 @@ def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
         cwd=folder,
+        env={**os.environ, "PYTHONPATH": HELPERS},
     )
 
 
 def test_an_unmarked_engine_test_fails_and_is_deselected(tmp_path: Path) -> None:
-    here = Path(__file__).parent
-    for module in ["conftest.py", *(p.name for p in here.glob("*.py") if not p.name.startswith("test_"))]:
-        shutil.copy2(here / module, tmp_path / module)
+    shutil.copy2(HERE / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "test_unmarked.py").write_text(UNMARKED)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    docker: engine\n")
 

@@ -2,17 +2,16 @@
 header and audited by the testing ladder (pufferlib/ocean/contracts/catalog.py, audit.py).
 
 The catalog is built once per version of what builds it (the contract headers and modules, the sdist pin):
-~2.5 min on 2 cores, kept under ~/.cache/puffertank/pufferlib3-catalog/<hash>. tests/run.sh fetches the sdist
-(the tests themselves use no network).
+~2.5 min on 2 cores, kept under ~/.cache/puffertank/pufferlib3-catalog/<hash> (catalog.cached()). tests/run.sh
+fetches the sdist and builds it there before pytest, so the host registers `pufferlib3/*` as the image does
+(the matrix tests compare the two); the tests themselves use no network.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,17 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pufferlib.ocean.contracts import HERE, catalog, load
+from pufferlib.ocean.contracts import catalog, load
 
 ROOT = Path(__file__).parents[2]
 DOCS = ROOT / "docs" / "environments.md"
-
-
-def builder_hash() -> str:
-    digest = hashlib.sha256(catalog.SHA256.encode())
-    for path in sorted([*HERE.rglob("*.py"), *HERE.rglob("*.h"), HERE.parent / "native" / "build.py"]):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 @pytest.fixture(scope="module")
@@ -39,25 +31,7 @@ def built() -> Path:
     assert sdist.is_file(), (
         f"{sdist} is missing: tests/run.sh fetches it (python -m pufferlib.ocean.contracts.catalog fetch)"
     )
-    out = catalog.sdist_cache().parent / "pufferlib3-catalog" / builder_hash()
-    if not (out / catalog.CATALOG).is_file():
-        tmp = out.with_name(out.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        cmd = [
-            sys.executable,
-            "-m",
-            "pufferlib.ocean.contracts.catalog",
-            "build",
-            "--sdist",
-            str(sdist),
-            "--out",
-            str(tmp),
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-        assert done.returncode == 0, done.stderr[-3000:]
-        shutil.rmtree(out, ignore_errors=True)
-        tmp.rename(out)
-    return out
+    return catalog.cached()
 
 
 def entries(built: Path) -> dict[str, dict]:

@@ -94,6 +94,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/entrypoint.sh",
             "docker/install-pufferlib.sh",
             "docker/check_lib.py",
+            "docker/catalog_sources.py",
             "docker/install-lab.sh",
             "docker/install-envs.sh",  # install-lab.sh sources its check_requirements
             "docker/constraints/base.txt",
