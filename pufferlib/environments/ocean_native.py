@@ -135,13 +135,33 @@ for _manifest in built().values():  # a built env never shadows a shipped one (b
 def make_pufferlib3_env(
     name: str, buf: Any = None, seed: int = 0, num_envs: int = 1, num_threads: int = 1, **kwargs: Any
 ) -> PufferEnv:
-    """`num_envs` instances of PufferLib 3.0's Ocean env `name`, built here from its sdist (catalog.py)."""
+    """`num_envs` instances of PufferLib 3.0's Ocean env `name`, built here from its sdist (catalog.py).
+
+    Its observation space declares its dtype's whole range, not the bounds its class states: 17 of the 21
+    available envs write values outside those (the matrix's reset/step checks found them; PufferLib's trainer
+    never reads bounds). Shape and dtype stay checked; bounds we cannot keep are not claimed.
+    """
+    from pufferlib.core import joint_space
     from pufferlib.ocean.contracts import catalog, load
 
     root = catalog.catalog_home()
-    return load.make(
-        name, buf=buf, seed=seed, num_envs=num_envs, num_threads=num_threads, root=root, **kwargs
-    )
+    env = load.make(name, buf=buf, seed=seed, num_envs=num_envs, num_threads=num_threads, root=root, **kwargs)
+    env.single_observation_space = unbounded(env.single_observation_space)
+    env.observation_space = joint_space(env.single_observation_space, env.num_agents)
+    return env
+
+
+def unbounded(space: Any) -> Any:
+    """A Box of the same shape and dtype bounded only by the dtype: -inf..inf, or the integer type's range."""
+    import gymnasium
+    import numpy as np
+
+    dtype = np.dtype(space.dtype)
+    if dtype.kind == "f":
+        low, high = -np.inf, np.inf
+    else:
+        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+    return gymnasium.spaces.Box(low=low, high=high, shape=space.shape, dtype=dtype)
 
 
 def register_pufferlib3() -> None:

@@ -68,6 +68,12 @@ class Envs:
                 raise
             self.envs.append(env)
         self.actions = buf.actions
+        # Each env's action rows of the buffer, as the vector writes them. An env is stepped with these, not
+        # with its own `actions` attribute: an env may rebind that to an array of its own (PufferLib 3.0's
+        # boids keeps a float copy it overwrites), and would then never see the vector's actions.
+        self._action_rows = [
+            buf.actions[i * self.agents : (i + 1) * self.agents] for i in range(len(self.envs))
+        ]
         # The actions of a whole batch were checked by the vector env (VectorEnv._check_actions), so
         # emulated envs skip their per-env checks. When every env is one agent with the same
         # Discrete action space, a call reads the actions as ints once and hands each env its own.
@@ -115,9 +121,9 @@ class Envs:
                 if env.done:
                     got = env.reset()[1]
                 elif steps[k] is not None:
-                    got = steps[k](env.actions)
+                    got = steps[k](self._action_rows[k])
                 else:
-                    got = env.step(env.actions)[4]
+                    got = env.step(self._action_rows[k])[4]
                 if got:
                     infos.extend(got if isinstance(got, list) else [got])
         except Exception as e:

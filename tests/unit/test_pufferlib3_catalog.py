@@ -81,6 +81,34 @@ def test_each_available_env_makes_resets_and_steps_through_our_engine(built):
         env.close()
 
 
+def trace(env, actions: list[np.ndarray]) -> np.ndarray:
+    return np.stack([env.step(a)[0].copy() for a in actions])
+
+
+def test_two_vectors_in_one_process_draw_their_own_rand_streams(built):
+    """cpr draws from rand() in its step: two vectors stepped in turn give what each gives alone (pt_rand.h);
+    with the process-global rand() the second would consume the first's numbers (the matrix's multiprocessing
+    check found this: Serial and Multiprocessing differed)."""
+    m, _ = load.manifest("cpr", built)
+    kwargs = dict(m.config.get("env", {}))
+
+    def make(seed: int):
+        env = load.make("cpr", root=built, num_envs=2, seed=seed, **kwargs)
+        env.reset(seed=seed)
+        return env
+
+    rng = np.random.default_rng(0)
+    space = make(0).single_action_space
+    actions = [np.stack([space.sample() for _ in range(2 * m.agents_per_env)]) for _ in range(64)]
+    alone = trace(make(0), actions)
+    a, b = make(0), make(1)
+    together = []
+    for act in actions:
+        b.step(act[rng.permutation(len(act))])
+        together.append(a.step(act)[0].copy())
+    np.testing.assert_array_equal(np.stack(together), alone)
+
+
 def test_puffer_envs_lists_the_catalog_with_its_findings(built):
     env = {**os.environ, "PUFFER_PL3_HOME": str(built)}
     done = subprocess.run(

@@ -27,7 +27,7 @@ from pufferlib.ocean.native import build as native_build
 
 NATIVE_DIR = HERE.parent / "native"
 HEADERS = {
-    "pufferlib-3.0": [HERE / "pl3" / "env_binding.h"],
+    "pufferlib-3.0": [HERE / "pl3" / "env_binding.h", HERE / "pl3" / "pt_rand.h"],
     "puffertank": sorted(NATIVE_DIR.glob("*.h")),
 }
 SOURCES = (".c", ".h", ".py", ".ini")
@@ -107,6 +107,8 @@ def compile_module(stage: Path, name: str, contract: str, out: Path) -> Path:
     includes = [f"-I{sysconfig.get_paths()['include']}", f"-I{numpy.get_include()}", f"-I{stage / name}"]
     if contract == "pufferlib-4.0":
         includes.append(f"-I{HERE / 'pl4'}")
+    if contract == "pufferlib-3.0":  # ahead of the env's own code: rand() per vector (pl3/pt_rand.h says why)
+        includes += ["-include", str(stage / "pt_rand.h")]
     link: list[str] = []
     if _uses_raylib(stage / name):
         ray = raylib()

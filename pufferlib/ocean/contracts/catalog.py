@@ -116,8 +116,15 @@ def unpack(sdist: Path, dest: Path) -> Path:
     root = f"pufferlib-{VERSION}/"
     wanted = (f"{root}pufferlib/ocean/", f"{root}pufferlib/config/", f"{root}{RAYLIB}/", f"{root}resources/")
     with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(wanted) and (m.isfile() or m.isdir())]
-        tar.extractall(dest, members=members, filter="data")
+        # Plain files and folders under the wanted roots, none of them climbing out: what the "data" filter
+        # also enforces, which Debian 12's Python 3.11.2 (the image's) predates.
+        members = [
+            m
+            for m in tar.getmembers()
+            if m.name.startswith(wanted) and (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts
+        ]
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(dest, members=members, **safe)
     return dest / root
 
 

@@ -95,6 +95,7 @@ STAGE_SPECS: dict[str, Stage] = {
             "docker/install-pufferlib.sh",
             "docker/check_lib.py",
             "docker/catalog_sources.py",
+            "docker/login-env.sh",  # rewrites the login profile after the stage's ENV (PUFFER_PL3_HOME)
             "docker/install-lab.sh",
             "docker/install-envs.sh",  # install-lab.sh sources its check_requirements
             "docker/constraints/base.txt",

@@ -21,7 +21,9 @@
  *   envs write terminals only on events (docs/environments.md, the pufferlib3 audit).
  * - Seeding follows the contract exactly (instance i of a vec seeded s: srand(i + s * num_envs) before my_init
  *   and before each reset; kwargs["seed"] holds that number), so a trace here matches upstream's for the same
- *   seed. The process-global rand() makes stepping single-threaded by design: one vec per call, in order.
+ *   seed. But rand() is not the process-global one: build.py force-includes pt_rand.h, and each vec has its own
+ *   stream of the same generator, made current for vec_init, vec_reset, vec_step and vec_render. Two vecs in
+ *   one process then give what they give in two processes, and vecs on different threads do not race.
  */
 #ifndef PUFFERTANK_PL3_ENV_BINDING_H
 #define PUFFERTANK_PL3_ENV_BINDING_H
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pt_rand.h" /* already force-included by build.py; here for a build by hand (a global stream) */
 
 _Static_assert(sizeof(Log) % sizeof(float) == 0, "the 3.0 contract's Log holds floats only");
 
@@ -353,7 +356,16 @@ typedef struct {
     size_t action_count;
     uint32_t* high;
     size_t branches;
+    pt_rand_state rng; /* its rand() stream (pt_rand.h) */
 } VecEnv;
+
+/* Make vec's rand() stream current for one call; pt_rand_leave puts the caller's back. */
+static pt_rand_state* pt_rand_enter(VecEnv* vec) {
+    pt_rand_state* before = pt_rand_now;
+    pt_rand_now = &vec->rng;
+    return before;
+}
+static void pt_rand_leave(pt_rand_state* before) { pt_rand_now = before; }
 
 static VecEnv* pt_vec(PyObject* handle) {
     void* ptr = handle && PyLong_Check(handle) ? PyLong_AsVoidPtr(handle) : NULL;
@@ -414,20 +426,24 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
         vec->actions_float = PyArray_TYPE(buf[1]) == NPY_FLOAT32;
         vec->action_count = (size_t)num_envs * (size_t)(PyArray_STRIDE(buf[1], 0) / 4);
     }
+    pt_rand_state* before = pt_rand_enter(vec);
     for (long i = 0; i < num_envs; i++) {
         Env* env = pt_new_env();
         if (!env || pt_add(&pt_envs, env) < 0) {
             free(env);
+            pt_rand_leave(before);
             pt_vec_free(vec, 1);
             return PyErr_NoMemory();
         }
         vec->envs[i] = env;
         pt_attach(env, buf, i, 1);
         if (pt_init(env, kwargs, i + seed * num_envs) < 0) {
+            pt_rand_leave(before);
             pt_vec_free(vec, 1);
             return NULL;
         }
     }
+    pt_rand_leave(before);
     if (pt_add(&pt_vecs, vec) < 0) {
         pt_vec_free(vec, 1);
         return PyErr_NoMemory();
@@ -467,10 +483,12 @@ static PyObject* vec_reset(PyObject* self, PyObject* args) {
     VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
     if (!vec) return NULL;
     if (PyTuple_Size(args) > 1 && pt_seed_arg(PyTuple_GetItem(args, 1), &seed) < 0) return NULL;
+    pt_rand_state* before = pt_rand_enter(vec);
     for (int i = 0; i < vec->num_envs; i++) {
         srand((unsigned)(i + seed * vec->num_envs));
         c_reset(vec->envs[i]);
     }
+    pt_rand_leave(before);
     Py_RETURN_NONE;
 }
 
@@ -532,6 +550,7 @@ static PyObject* vec_step(PyObject* self, PyObject* args) {
     if (!vec) return NULL;
     if (vec->high && pt_check_actions(vec) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
+    pt_rand_state* before = pt_rand_enter(vec);
 #ifndef PT_NO_CLEAR
     if (vec->rewards) {
         memset(vec->rewards, 0, vec->reward_bytes);
@@ -542,6 +561,7 @@ static PyObject* vec_step(PyObject* self, PyObject* args) {
         if (!vec->rewards) pt_clear_outputs(vec->envs[i]);
         c_step(vec->envs[i]);
     }
+    pt_rand_leave(before);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -557,7 +577,9 @@ static PyObject* vec_render(PyObject* self, PyObject* args) {
         PyErr_Format(PyExc_IndexError, "env index must be in [0, %d)", vec->num_envs);
         return NULL;
     }
+    pt_rand_state* before = pt_rand_enter(vec);
     c_render(vec->envs[i]);
+    pt_rand_leave(before);
     Py_RETURN_NONE;
 }
 
