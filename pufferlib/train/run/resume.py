@@ -107,12 +107,13 @@ def _python_tuple(saved: list[Any]) -> tuple:
 
 def locate(
     run_dir: str | Path, env_name: str | None, overrides: dict[str, Any] | list[str] | None
-) -> tuple[str, Config, Path | None]:
+) -> tuple[str, Config, dict[str, Any] | None]:
     """(env name, config, checkpoint) to resume `run_dir` with: its config.toml with `overrides` on
-    top, and its latest checkpoint that holds a resume state; checkpoint None when the run saved none
-    (it stopped before its first checkpoint): the run starts again from its config, in its folder.
-    ResumeError when the folder holds no run, a run of another env than `env_name`, or checkpoints
-    that cannot be resumed (damaged, or weights only)."""
+    top, and its latest checkpoint that holds a resume state, loaded (checkpoint.load's dict, its
+    file in "path"); checkpoint None when the run saved none (it stopped before its first
+    checkpoint): the run starts again from its config, in its folder. ResumeError when the folder
+    holds no run, a run of another env than `env_name`, or checkpoints that cannot be resumed
+    (damaged, of another env, or weights only)."""
     directory = Path(run_dir)
     stored = directory / rundir.CONFIG
     if not stored.is_file():
@@ -138,8 +139,13 @@ def locate(
             payload = checkpoint.load(path)
         except checkpoint.CheckpointError:
             continue  # a damaged file: an older one will do
+        if payload["env"] != saved_env:
+            raise ResumeError(
+                f"--resume {directory}: {path.name} was trained on {payload['env']}, not {saved_env}"
+            )
         if "resume" in payload:
-            return saved_env, cfg, path
+            payload["path"] = str(path)
+            return saved_env, cfg, payload
         raise ResumeError(
             f"--resume {directory}: its latest checkpoint {path.name} holds the weights only (saved by an "
             "older pufferlib): start a new run, or evaluate it with `puffer eval`"
