@@ -13,8 +13,8 @@ The modules, one idea each: config (TOML defaults, overrides and the valid range
 resolved once: env, config, run directory, the checkpoint a resume continues), setup (vector
 env, policy, device), memory (the rollout's layout and whether it fits), act (the act step shared by
 rollouts and evaluation), ppo (rollouts, GAE, the update), loop (learn: the training loop),
-checkpoint (save/load, which to keep), resume (the training state a checkpoint holds, continuing a
-run directory), failure (how a failed run ends), evaluation, signals (SIGTERM/SIGHUP as Ctrl-C),
+checkpoint (save/load, which to keep), resume (the training state a checkpoint holds, put back
+into a new run), failure (how a failed run ends), evaluation, signals (SIGTERM/SIGHUP as Ctrl-C),
 dashboard (the live view and the plain progress lines), rundir (a run's directory), tracking
 (metrics.jsonl, TensorBoard, W&B, Neptune: the per-update hook).
 """

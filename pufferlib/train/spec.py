@@ -1,13 +1,15 @@
 """What one training run is, resolved once: `RunSpec.build` turns `puffer train`'s arguments (or
-`pufferlib.train.train`'s) into the env, the resolved config, the run directory and, for a resume,
-the checkpoint it continues from (loaded here, once). loop.learn trains what the spec says and
-resolves nothing again. Building a spec writes nothing and imports torch only to load a resume's
-checkpoint; the user's mistakes are ConfigErrors (resume.ResumeError, a kind of one) that name
-the fix.
+`pufferlib.train.train`'s) into the env, the resolved config, the run directory (train.run_dir's
+template filled in) and, for a resume, the checkpoint it continues from (found and loaded here,
+once). loop.learn trains what the spec says and resolves nothing again. Building a spec writes
+nothing and imports torch only to load a resume's checkpoint; the user's mistakes are
+ConfigErrors (resume.ResumeError, a kind of one) that name the fix.
 """
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +74,7 @@ class RunSpec:
         if run_dir is not None:
             overrides["train.run_dir"] = str(run_dir)
         written = configuration.load(env_name, overrides, config_file)
-        directory = rundir.path(written["train"]["run_dir"], env_name)
+        directory = _directory(written["train"]["run_dir"], env_name)
         cfg = configuration.copy_config(written)
         cfg["train"]["run_dir"] = "" if directory is None else str(directory)  # checkpoints record it
         return cls(env_name, cfg, directory, written)
@@ -86,19 +88,80 @@ class RunSpec:
         config_file: str | Path | None,
         run_dir: str | Path | None,
     ) -> RunSpec:
-        from pufferlib.train.run import resume
-
         if config_file is not None:
             raise ConfigError("--resume continues with the run's own config: drop --config (config_file)")
         if run_dir is not None or "train.run_dir" in overrides:
             raise ConfigError("--resume continues in the run's own directory: drop --train.run-dir (run_dir)")
-        env_name, cfg, checkpoint = resume.locate(directory, env_name, overrides)
+        env_name, cfg, checkpoint = _locate(directory, env_name, overrides)
         return cls(env_name, cfg, directory, cfg, checkpoint, resuming=True)
 
     @property
     def resumed(self) -> dict[str, Any] | None:
         """The training state the checkpoint holds (resume.snapshot's), or None."""
         return None if self.checkpoint is None else self.checkpoint["resume"]
+
+
+def _directory(template: str, env_name: str) -> Path | None:
+    """The directory `template` names for a run of `env_name` (None for ""): {env}, {time} and {id}
+    filled in (rundir.py describes them)."""
+    if not template:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    filled = template.replace("{env}", env_name).replace("{time}", stamp)
+    return Path(filled.replace("{id}", uuid.uuid4().hex[:6]))
+
+
+def _locate(
+    directory: Path, env_name: str | None, overrides: dict[str, Any]
+) -> tuple[str, Config, dict[str, Any] | None]:
+    """(env name, config, checkpoint) to resume `directory` with: its config.toml with `overrides`
+    on top, and its latest checkpoint that holds a resume state, loaded (checkpoint.load's dict, its
+    file in "path"); checkpoint None when the run saved none (it stopped before its first
+    checkpoint): the run starts again from its config, in its folder. ResumeError when the folder
+    holds no run, a run of another env than `env_name`, or checkpoints that cannot be resumed
+    (damaged, of another env, or weights only)."""
+    from pufferlib.train.run import checkpoint
+    from pufferlib.train.run.resume import ResumeError
+
+    stored = directory / rundir.CONFIG
+    if not stored.is_file():
+        raise ResumeError(
+            f"--resume {directory}: no run there (a run directory holds {rundir.CONFIG}); "
+            "give the folder `puffer train` printed, e.g. runs/<env>/<time>-<id>"
+        )
+    saved_env = configuration.env_of(stored)
+    if saved_env is None:
+        raise ResumeError(f"--resume {directory}: its {rundir.CONFIG} names no env (env_name): not a run's")
+    if env_name and env_name != saved_env:
+        raise ResumeError(
+            f"--resume {directory}: that run trained {saved_env}, not {env_name}; "
+            f"run `puffer train --resume {directory}` (the env comes from the run)"
+        )
+    cfg = configuration.load(saved_env, overrides, stored)
+    cfg["train"]["run_dir"] = str(directory)
+    saved = checkpoint.listed(directory)
+    if not saved:
+        return saved_env, cfg, None
+    for path in reversed(saved):
+        try:
+            payload = checkpoint.load(path)
+        except checkpoint.CheckpointError:
+            continue  # a damaged file: an older one will do
+        if payload["env"] != saved_env:
+            raise ResumeError(
+                f"--resume {directory}: {path.name} was trained on {payload['env']}, not {saved_env}"
+            )
+        if "resume" in payload:
+            payload["path"] = str(path)
+            return saved_env, cfg, payload
+        raise ResumeError(
+            f"--resume {directory}: its latest checkpoint {path.name} holds the weights only (saved by an "
+            "older pufferlib): start a new run, or evaluate it with `puffer eval`"
+        )
+    raise ResumeError(
+        f"--resume {directory}: none of its checkpoints can be read ({', '.join(p.name for p in saved)}): "
+        "start a new run, or move them away to start this one again from its config"
+    )
 
 
 def flat_overrides(
