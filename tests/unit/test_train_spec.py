@@ -142,3 +142,18 @@ def test_the_command_says_it_in_one_line(saved_run, tmp_path, capsys, argv):
     code = main([a.format(run=saved_run, tmp=tmp_path) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("puffer train: error: ") and err.count("\n") == 1, err
+
+
+def test_the_loop_calls_nothing_above_it():
+    """loop.py imports neither the API (pufferlib.train's train()) nor the command line, and learn()
+    takes the spec and the hooks only: nothing it could call back up through."""
+    import ast
+    import inspect
+
+    from pufferlib.train import loop
+
+    tree = ast.parse(Path(loop.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not imported & {"pufferlib.train", "pufferlib.train.cli", "pufferlib.cli"}
+    assert list(inspect.signature(loop.learn).parameters) == ["spec", "hooks"]
