@@ -8,7 +8,10 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pufferlib.train.spec import RunSpec
 
 TRAIN_EPILOG = """\
 Every config value can be overridden: --train.learning-rate 3e-4 --vec.num-envs 16 --train.compile
@@ -152,12 +155,15 @@ def _launch(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     from pufferlib.train import config as configuration
+    from pufferlib.train.spec import RunSpec
 
     _give_back_value(args)
     try:
-        env, cfg = _train_config(args)
+        spec = RunSpec.build(
+            args.env, args.overrides, config_file=args.config, resume=args.resume, track=args.track
+        )
         if args.print_config:
-            print(configuration.to_toml(cfg, env), end="")
+            print(configuration.to_toml(spec.config_toml, spec.env_name), end="")
             return 0
     except _errors() as e:
         return _fail("train", e)
@@ -175,7 +181,7 @@ def run_train(args: argparse.Namespace) -> int:
     from pufferlib.train.scale import distributed
 
     try:
-        summary = _train(args, env, cfg)
+        summary = _train(args, spec)
     except (*_errors(), CheckpointError) as e:
         return _fail("train", e)
     except failure.TrainingError as e:  # saved, summary.json written: say what happened, how to resume
@@ -217,34 +223,10 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train_config(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """(env, the resolved config): --resume's run's own, or ENV's (or --config's env_name) with
-    --config and the overrides. The user's errors are raised, for run_train to print."""
-    from pufferlib.train import config as configuration
-
-    if args.resume:
-        if args.config:
-            raise configuration.ConfigError("--resume continues with the run's own config: drop --config")
-        from pufferlib.train.run import resume
-
-        env, cfg, _ = resume.locate(args.resume, args.env, args.overrides)
-        return env, cfg
-    env = args.env or (configuration.env_of(args.config) if args.config else None)
-    if not env:
-        raise configuration.ConfigError(
-            "give the environment (e.g. puffer train ocean/squared)"
-            + (f"; {args.config} names none (no env_name)" if args.config else "")
-        )
-    import pufferlib.environments as envs
-
-    envs.get(env)
-    return env, configuration.load(env, args.overrides, args.config)
-
-
-def _train(args: argparse.Namespace, env: str, cfg: dict[str, Any]) -> dict[str, Any]:
-    """pufferlib.train.train with the command's flags, SIGTERM/SIGHUP (and under torchrun SIGINT)
+def _train(args: argparse.Namespace, spec: RunSpec) -> dict[str, Any]:
+    """pufferlib.train.train_spec with the command's flags, SIGTERM/SIGHUP (and under torchrun SIGINT)
     stopping it as Ctrl-C does."""
-    from pufferlib.train import train
+    from pufferlib.train import train_spec
     from pufferlib.train.run import signals
     from pufferlib.train.scale import distributed
 
@@ -252,17 +234,11 @@ def _train(args: argparse.Namespace, env: str, cfg: dict[str, Any]) -> dict[str,
     if distributed.under_torchrun():  # torchrun passes a Ctrl-C on: a second one must not stop the save
         stop = (*stop, signal.SIGINT)
     with signals.stop_on(stop):  # SIGTERM/SIGHUP save and report like Ctrl-C
-        return train(
-            env,
-            args.overrides,
+        return train_spec(
+            spec,
             quiet=args.json,
-            config_file=args.config,
-            track=args.track,
             dashboard=not args.no_dashboard,
             progress_seconds=args.progress_seconds,
-            # the default template, --config's or --train.run-dir; a resumed run keeps its own
-            run_dir=None if args.resume else cfg["train"]["run_dir"],
-            resume=args.resume,
         )
 
 

@@ -1,17 +1,25 @@
 """The training loop: build the run (setup.py), then alternate collect / advantages / update
-(ppo.py) until solved or out of steps or time, saving checkpoints on the way (checkpoint.py).
+(ppo/) until solved or out of steps or time, saving checkpoints on the way (run/checkpoint.py).
 
-`learn` builds the envs, the policy and the optimizer, restores a checkpoint's state when it
-resumes one (resume.py), and runs the loop (`_Training`). Every way the loop ends saves a final
-checkpoint where it can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a lost
-rank (distributed.py) and any other error (failure.py), which is raised as TrainingError once the
-run is saved.
+`learn` trains what a RunSpec (spec.py) says, resolving nothing again: it builds the envs, the
+policy and the optimizer, restores the spec's checkpoint when it resumes one (run/resume.py),
+opens the run directory and its tracking once all that is built (so a bad config or a missing
+backend leaves nothing behind), and runs the loop (`_Training`). Every way the loop ends saves a
+final checkpoint where it can: the budget or `solved`, Ctrl-C and the stop signals (signals.py), a
+lost rank (distributed.py) and any other error (failure.py), which is raised as TrainingError once
+the run is saved.
+
+One network, three forms (`_build`): `policy` (its weights: what checkpoints save and hooks
+play), `compiled` (the policy, or its torch.compile'd twin sharing the same parameters: what acts
+in rollouts and the judge) and `replicated` (compiled, or its DDP wrapper under torchrun: what
+update() trains).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +33,7 @@ from pufferlib.train.ppo import normalize, precision, versus
 from pufferlib.train.ppo.gae import advantages
 from pufferlib.train.ppo.rollout import Runner, collect
 from pufferlib.train.ppo.update import update
-from pufferlib.train.run import checkpoint, failure, resume, rundir, signals
+from pufferlib.train.run import checkpoint, failure, resume, rundir, signals, tracking
 from pufferlib.train.scale import distributed
 from pufferlib.train.setup import (
     check_compile,
@@ -36,81 +44,104 @@ from pufferlib.train.setup import (
     solve_score,
     torch_settings,
 )
+from pufferlib.train.spec import RunSpec
 
 Hook = Callable[[dict[str, Any]], None]  # called with the progress dict after every update
 
 
-def learn(
-    env_name: str,
-    cfg: Config,
-    hooks: Sequence[Hook] = (),
-    *,
-    resume_from: str | Path | None = None,
-    prepare: Callable[[dict[str, Any] | None], Sequence[Hook]] | None = None,
-    hold: signals.Hold | None = None,
-) -> dict[str, Any]:
-    """Train a policy on `env_name` with the resolved config `cfg`; returns the summary dict:
-    env, steps, seconds, sps, mean_return, solved, solved_score, stop_reason (solved, steps, time,
-    interrupted or error), signal (the signal that interrupted it, or None), episodes, updates,
-    device, seed, checkpoint (the last one saved, or None).
+def learn(spec: RunSpec, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
+    """Train the run `spec` describes; returns the summary dict: env, steps, seconds, sps,
+    mean_return, solved, solved_score, stop_reason (solved, steps, time, interrupted or error),
+    signal (the signal that interrupted it, or None), episodes, updates, device, seed, checkpoint
+    (the last one saved, or None), run_dir (None without one), resumed_from (a resume's checkpoint).
 
-    Every hook is called after every update with the progress dict (see `progress`): the live
-    dashboard is one; experiment tracking and sweeps plug in the same way.
+    Every hook is called after every update with the progress dict (see `progress`), after the
+    run's own tracking (metrics.jsonl, TensorBoard, W&B, Neptune): the live dashboard is one;
+    sweeps plug in the same way. The run directory's summary.json is written, and stop signals
+    are held off the final save, until learn() returns. An error inside the loop is raised as
+    failure.TrainingError once the run is saved.
 
-    resume_from: a checkpoint, or a run directory (its latest checkpoint): the run continues from
-    its weights, optimizer, counters, statistics and RNG states. prepare(resumed): called once the
-    envs, the policy and the optimizer are built (so a bad config or a missing backend leaves
-    nothing behind), before the first rollout, with the resume state (None for a new run); it
-    returns more hooks, called before `hooks` (train() makes the run directory and its tracking
-    there). hold: the signals.Hold that keeps stop signals off the final save (train() releases it
-    after summary.json; by default learn() does, before it returns). An error inside the loop is
-    raised as failure.TrainingError once the run is saved.
-
-    Under torchrun each rank runs this with its own envs (distributed.py): hooks and checkpoints
-    on rank 0 only, steps, SPS and the budgets global.
+    Under torchrun each rank runs this with its own envs (distributed.py): the run directory,
+    tracking, hooks and checkpoints on rank 0 only, steps, SPS and the budgets global.
     """
     start = time.perf_counter()
-    tc = cfg["train"]
-    binding = envs.get(env_name)
-    check_config(cfg)
-    solved_score = solve_score(binding, cfg)
-    payload = _resume_payload(env_name, resume_from)
-    own_hold = hold is None
-    hold = hold or signals.Hold()
+    main = distributed.is_main()
+    run_dir = spec.run_dir if main else None  # rank 0 alone writes the run directory and tracks
+    _check(spec, run_dir, main)
+    binding = envs.get(spec.env_name)
+    check_config(spec.cfg)
+    solved_score = solve_score(binding, spec.cfg)
+    hold = signals.Hold()  # released after summary.json: a stop signal then ends the run at once
+    opened = _Opened(spec, run_dir)
+    summary: dict[str, Any] | None = None
     try:
-        with torch_settings(tc["torch_threads"]), distributed.join(tc["dist_timeout"]) as group:
-            cfg = group.rank_config(cfg)  # seeds offset by rank: no two ranks share a trajectory
+        with (
+            torch_settings(spec.cfg["train"]["torch_threads"]),
+            distributed.join(spec.cfg["train"]["dist_timeout"]) as group,
+        ):
+            cfg = group.rank_config(spec.cfg)  # seeds offset by rank: no two ranks share a trajectory
             tc = cfg["train"]
-            hooks = list(hooks) if group.main else []
             device = _seed_and_device(tc, group)
             vecenv = make_vecenv(binding, cfg)
             judge = None
             try:
-                policy, agent, optimizer, learner, run = _build(binding, vecenv, cfg, device, group)
-                run.judge = judge = versus.judge(binding, cfg, agent, device, vecenv, solved_score)
+                policy, compiled, optimizer, replicated, run = _build(binding, vecenv, cfg, device, group)
+                run.judge = judge = versus.judge(binding, cfg, compiled, device, vecenv, solved_score)
                 group.adopt(run)
-                if payload is not None:
-                    _load_weights(payload, policy, vecenv, device)
-                if prepare is not None and group.main:
-                    hooks = [*prepare(None if payload is None else payload["resume"]), *hooks]
-                first = 0 if payload is None else int(payload["resume"]["update"])
+                if spec.checkpoint is not None:
+                    _load_weights(spec.checkpoint, policy, vecenv, device)
+                hooks = [opened.open(), *hooks] if group.main else []
+                first = 0 if spec.resumed is None else int(spec.resumed["update"])
                 vecenv.async_reset(resume.reset_seed(tc["seed"], first))
-                if payload is not None:  # last: building the run above draws from the RNGs
-                    first, seconds = resume.restore(payload["resume"], run, optimizer)
+                if spec.resumed is not None:  # last: building the run above draws from the RNGs
+                    first, seconds = resume.restore(spec.resumed, run, optimizer)
                     start -= seconds
-                args = (env_name, solved_score, cfg, run, policy, learner, optimizer, start, hooks, group)
-                summary = _Training(*args, first, hold).train()
+                training = _Training(
+                    spec=spec,
+                    cfg=cfg,
+                    run=run,
+                    policy=policy,
+                    replicated=replicated,
+                    optimizer=optimizer,
+                    group=group,
+                    hooks=hooks,
+                    hold=hold,
+                    solved_score=solved_score,
+                    start=start,
+                    run_dir=run_dir,
+                    update_index=first,
+                )
+                try:
+                    summary = training.train()
+                except failure.TrainingError as e:
+                    summary = e.summary
+                    raise
                 summary = group.annotate(summary, policy)
-                if payload is not None:
-                    summary["resumed_from"] = payload["path"]
+                if spec.checkpoint is not None:
+                    summary["resumed_from"] = spec.checkpoint["path"]
             finally:
                 vecenv.close()
                 if judge is not None:
                     judge.close()
     finally:
-        if own_hold:
-            hold.release()
+        try:
+            if summary is not None:
+                summary["run_dir"] = None if run_dir is None else str(run_dir)
+            opened.close(summary)
+        finally:
+            hold.release()  # a stop signal that came during the final save ends the run now
     return summary
+
+
+def _check(spec: RunSpec, run_dir: Path | None, main: bool) -> None:
+    """What the spec asks of this process, refused before anything is built: a resume off rank 0,
+    a new run's directory that holds a run, a tracking backend whose package is missing."""
+    if spec.resuming and not main:
+        raise ConfigError("resuming a distributed (torchrun) run is not supported yet")
+    if run_dir is not None and not spec.resuming:
+        rundir.check(run_dir)
+    if main:
+        tracking.require(spec.cfg, run_dir is not None)
 
 
 def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
@@ -128,39 +159,19 @@ def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
 def _build(
     binding: Any, vecenv: Any, cfg: Config, device: str, group: distributed.Solo
 ) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, nn.Module, Runner]:
-    """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
-    optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
+    """The network's three forms (policy, compiled and replicated: see the module's docstring),
+    the optimizer and the Runner."""
     tc = cfg["train"]
     policy = make_policy(binding, vecenv.driver_env, cfg, device).to(device)
-    agent = policy
+    compiled = policy
     if tc["compile"]:
-        agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
-        agent.mask_layout = policy.mask_layout
+        compiled = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
+        compiled.mask_layout = policy.mask_layout
     # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
     optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
-    learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
-    run = Runner.create(vecenv, agent, cfg, device)
-    return policy, agent, optimizer, learner, run
-
-
-def _resume_payload(env_name: str, resume_from: str | Path | None) -> dict[str, Any] | None:
-    """The checkpoint to resume from (a file, or a run directory's latest), checked before anything
-    is built."""
-    if resume_from is None:
-        return None
-    path = Path(resume_from)
-    if path.is_dir():
-        _, _, found = resume.locate(path, env_name, None)
-        if found is None:  # the run saved no checkpoint: it starts again
-            return None
-        path = found
-    payload = checkpoint.load(path)
-    if payload["env"] != env_name:
-        raise resume.ResumeError(f"{path} was trained on {payload['env']}, not {env_name}")
-    if "resume" not in payload:
-        raise resume.ResumeError(f"{path} holds the weights only (an older checkpoint): it cannot be resumed")
-    payload["path"] = str(path)
-    return payload
+    replicated = group.wrap(compiled, device)  # DDP under torchrun: update() averages gradients
+    run = Runner.create(vecenv, compiled, cfg, device)
+    return policy, compiled, optimizer, replicated, run
 
 
 def _load_weights(payload: dict[str, Any], policy: nn.Module, vecenv: Any, device: str) -> None:
@@ -175,48 +186,82 @@ def _load_weights(payload: dict[str, Any], policy: nn.Module, vecenv: Any, devic
         vecenv.load_state_dict(payload.get("normalize") or {})
 
 
+class _Opened:
+    """Rank 0's run directory (its lock) and tracking: open() once the envs and the policy are
+    built, close(summary) after the run (summary.json, the backends, the lock)."""
+
+    def __init__(self, spec: RunSpec, run_dir: Path | None) -> None:
+        self.spec, self.run_dir = spec, run_dir
+        self.lock: rundir.Lock | None = None
+        self.tracker: tracking.Tracking | None = None
+
+    def open(self) -> tracking.Tracking:
+        """Take the run directory (a new run's is made, with its config.toml; a resumed one loses
+        its half-written files and the metrics logged after its checkpoint) and open the tracking,
+        the first hook. A run resumed without a checkpoint (it saved none) starts again at update 0."""
+        spec, directory, resumed = self.spec, self.run_dir, self.spec.resumed
+        if directory is not None and not spec.resuming:
+            self.lock = rundir.create(directory, spec.env_name, spec.config_toml)
+        elif directory is not None:
+            self.lock = rundir.Lock(directory)
+            rundir.remove_stale(directory)
+            rundir.truncate_metrics(directory, 0 if resumed is None else int(resumed["update"]))
+        step = (0 if spec.resuming else None) if resumed is None else int(resumed["steps"])
+        self.tracker = tracking.open_tracking(directory, spec.env_name, spec.cfg, step)
+        return self.tracker
+
+    def close(self, summary: dict[str, Any] | None) -> None:
+        try:
+            if self.tracker is not None:
+                self.tracker.close(summary)
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+
+
+@dataclass
 class _Training:
     """The training loop: alternate collect / advantages / update until solved, or out of steps or
-    time (train(): updates(), then finish(), the final save and the summary). `agent` is `policy`,
-    or its torch.compile'd twin sharing the same parameters (checkpoints save `policy`).
+    time (train(): updates(), then finish(), the final save and the summary).
     Ctrl-C (or a signal that `signals.stop_on` turns into an interruption) stops the loop; the
     policy is still saved and the summary returned. Under torchrun, `group` syncs the ranks
     after every rollout; a lost rank stops the loop (rank 0 saves) and is raised as RankLost.
     Any other error stops it too: saved where possible, then raised as failure.TrainingError.
-    The attributes are what the steps share: the counters, the last checkpoint, how the run stopped."""
+    The fields after `update_index` are what the steps share: the last checkpoint, how the run
+    stopped, the losses of the last update."""
 
-    def __init__(
-        self,
-        env_name: str,
-        solved_score: float | None,
-        cfg: Config,
-        run: Runner,
-        policy: nn.Module,
-        agent: nn.Module,
-        optimizer: torch.optim.Optimizer,
-        start: float,
-        hooks: Sequence[Hook],
-        group: distributed.Solo | None,
-        first_update: int,
-        hold: signals.Hold | None,
-    ) -> None:
-        self.env_name, self.solved_score, self.cfg, self.tc = env_name, solved_score, cfg, cfg["train"]
-        self.run, self.policy, self.agent, self.optimizer = run, policy, agent, optimizer
-        self.start, self.hooks = start, hooks
-        self.group = group or distributed.Solo()
-        self.hold = hold or signals.Hold()
-        self.run_dir = rundir.path(self.tc["run_dir"], env_name) if self.group.main else None
+    spec: RunSpec
+    cfg: Config  # this rank's (group.rank_config: its seeds)
+    run: Runner
+    policy: nn.Module  # saved, and played by train.video_interval
+    replicated: nn.Module  # what update() trains
+    optimizer: torch.optim.Optimizer
+    group: distributed.Solo
+    hooks: Sequence[Hook]
+    hold: signals.Hold
+    solved_score: float | None
+    start: float  # perf_counter at the run's start (earlier by a resume's elapsed seconds)
+    run_dir: Path | None  # rank 0's run directory
+    update_index: int  # the last update started (the checkpoint's, before the first)
+    tc: dict[str, Any] = field(init=False)  # cfg["train"]
+    saver: checkpoint.Saver | None = field(init=False)
+    saved: Path | None = field(init=False)
+    steps_done: int = field(init=False)  # agent steps at the end of the last finished update
+    lost: distributed.RankLost | None = None
+    error: BaseException | None = None
+    message: str | None = None
+    reason: str = "steps"
+    signal_name: str | None = None
+    losses: dict[str, float] = field(default_factory=dict)
+    collecting: bool = False  # inside an update's rollout: stopped there, the update never happened
+
+    def __post_init__(self) -> None:
+        self.tc = self.cfg["train"]
+        self.saver = None
         if self.run_dir is not None:
-            self.run_dir.mkdir(parents=True, exist_ok=True)  # train() made it; learn() alone may not have
-        self.saver = checkpoint.Saver(self.run_dir, cfg) if self.run_dir else None
+            self.saver = checkpoint.Saver(self.run_dir, self.cfg, self.spec.checkpoint)
         self.saved = self.saver.history[-1] if self.saver and self.saver.history else None
-        self.lost: distributed.RankLost | None = None
-        self.error: BaseException | None = None
-        self.message: str | None = None
-        self.reason, self.signal_name, self.update_index = "steps", None, first_update
-        self.losses: dict[str, float] = {}
-        self.collecting = False  # inside an update's rollout: stopped there, the update never happened
-        self.steps_done = run.steps  # agent steps at the end of the last finished update
+        self.steps_done = self.run.steps
 
     def train(self) -> dict[str, Any]:
         self.updates()
@@ -280,7 +325,7 @@ class _Training:
             else:
                 adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
                 with self.group.watch():
-                    self.losses = update(self.agent, optimizer, run.exp, adv, returns, tc, run.recurrent)
+                    self.losses = update(self.replicated, optimizer, run.exp, adv, returns, tc, run.recurrent)
                 failure.check_losses(self.update_index, self.losses)
             self.steps_done = run.steps
             if self.saver is not None and self.saver.due(self.update_index):
@@ -291,7 +336,7 @@ class _Training:
 
     def call_hooks(self, solved: bool, sps: float) -> None:
         info = progress(
-            self.env_name,
+            self.spec.env_name,
             self.cfg,
             self.run,
             self.update_index,
@@ -313,7 +358,7 @@ class _Training:
         state = resume.snapshot(run, self.optimizer, self.update_index, elapsed, self.tc["seed"])
         self.saved = checkpoint.save(
             self.run_dir,
-            self.env_name,
+            self.spec.env_name,
             self.cfg,
             self.policy,
             run.steps,
@@ -357,7 +402,7 @@ class _Training:
     def summary(self, seconds: float, mean_return: float | None) -> dict[str, Any]:
         run, tc = self.run, self.tc
         return {
-            "env": self.env_name,
+            "env": self.spec.env_name,
             "steps": run.steps,
             "seconds": round(seconds, 3),
             "sps": round(run.steps / seconds, 1),

@@ -13,6 +13,7 @@ import pufferlib.environments as envs
 from pufferlib.train import config, loop, train
 from pufferlib.train.config import ConfigError
 from pufferlib.train.ppo import rollout
+from pufferlib.train.spec import RunSpec
 
 
 def test_every_numeric_default_has_a_declared_range():
@@ -114,7 +115,7 @@ def test_a_config_built_in_python_is_checked_by_learn():
     cfg = config.load("ocean/squared")
     cfg["train"]["gamma"] = 2.0
     with pytest.raises(ConfigError, match=r"train\.gamma must be in \(0, 1\], got 2\.0"):
-        loop.learn("ocean/squared", cfg)
+        loop.learn(RunSpec("ocean/squared", cfg))
 
 
 def test_eval_refuses_a_bad_device(tmp_path):
@@ -159,7 +160,7 @@ def test_the_exact_rollout_size_is_checked_before_allocating():
     with pytest.raises(
         ConfigError, match=r"the rollout needs [\d,.]+ [KMGTP]iB \(1 agent rows x [\d,]+ steps"
     ):
-        loop.learn("ocean/squared", cfg)
+        loop.learn(RunSpec("ocean/squared", cfg))
 
 
 def test_the_layout_is_what_is_allocated():

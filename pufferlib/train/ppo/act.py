@@ -55,22 +55,22 @@ class Step:
 class Actor:
     """Acts for every agent row of one vector env; keeps per row its LSTM state and episode flags.
 
-    `agent` is a cleanrl Policy or RecurrentPolicy (or its torch.compile'd twin); `greedy` takes
+    `policy` is a cleanrl Policy or RecurrentPolicy (or its torch.compile'd twin); `greedy` takes
     the most likely action instead of sampling; `precision` is train.precision (bf16: the forward
     pass under bfloat16 autocast, precision.py).
     """
 
     def __init__(
-        self, vecenv, agent: nn.Module, device: str, greedy: bool = False, precision: str = "fp32"
+        self, vecenv, policy: nn.Module, device: str, greedy: bool = False, precision: str = "fp32"
     ) -> None:
         rows = int(vecenv.num_agents)
         self.device = device
         self.precision = precision
         self.staging = Staging(device)  # CUDA: pinned host buffers, non-blocking copies
         self.greedy = greedy
-        self.module = agent.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
-        self.recurrent = isinstance(agent, RecurrentPolicy)
-        self.action_mask = agent.action_mask  # obs -> (rows, actions) 0/1 mask, or None
+        self.module = policy.policy  # forward(obs) -> (logits, value); LSTMWrapper: (obs, state, starts)
+        self.recurrent = isinstance(policy, RecurrentPolicy)
+        self.action_mask = policy.action_mask  # obs -> (rows, actions) 0/1 mask, or None
         self.resets_on_send = pufferlib.resets_on_send(vecenv.driver_env)
         self.last_done = np.ones(rows, dtype=bool)
         self.last_mask = np.ones(rows, dtype=bool)

@@ -10,12 +10,12 @@ from torch import nn
 
 
 def ppo_loss(
-    agent: nn.Module, mb: dict[str, torch.Tensor], tc: dict[str, Any], recurrent: bool
+    policy: nn.Module, mb: dict[str, torch.Tensor], tc: dict[str, Any], recurrent: bool
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """(loss, its terms and diagnostics: policy_loss, value_loss, entropy, approx_kl, clipfrac)."""
     if recurrent:
         weights = mb["weights"].reshape(-1)
-        _, newlogprob, entropy, newvalue, _ = agent.get_action_and_value(
+        _, newlogprob, entropy, newvalue, _ = policy.get_action_and_value(
             mb["obs"],
             (mb["h0"], mb["c0"]),
             action=mb["actions"].reshape(-1, *mb["actions"].shape[2:]),
@@ -23,7 +23,7 @@ def ppo_loss(
         )
     else:
         weights = None
-        _, newlogprob, entropy, newvalue = agent.get_action_and_value(mb["obs"], mb["actions"])
+        _, newlogprob, entropy, newvalue = policy.get_action_and_value(mb["obs"], mb["actions"])
     old_logprob, old_value = mb["logprobs"].reshape(-1), mb["values"].reshape(-1)
     adv, returns = mb["adv"].reshape(-1), mb["returns"].reshape(-1)
     newvalue = newvalue.reshape(-1).float()  # under bf16 autocast the value head's output is bfloat16

@@ -156,11 +156,11 @@ class Runner:
     deferred: list[dict] | None = None  # distributed: episodes held for the sync (distributed.py)
 
     @classmethod
-    def create(cls, vecenv: Any, agent: nn.Module, cfg: Config, device: str) -> Runner:
-        """Storage and per-row state for `vecenv`; `agent` is a cleanrl Policy or RecurrentPolicy."""
+    def create(cls, vecenv: Any, policy: nn.Module, cfg: Config, device: str) -> Runner:
+        """Storage and per-row state for `vecenv`; `policy` is a cleanrl Policy or RecurrentPolicy."""
         tc = cfg["train"]
         rows = int(vecenv.num_agents)
-        actor = Actor(vecenv, agent, device, precision=tc["precision"])
+        actor = Actor(vecenv, policy, device, precision=tc["precision"])
         bptt = tc["bptt_horizon"] if actor.recurrent else 1
         check_minibatches(rows, tc["num_steps"], bptt, tc["num_minibatches"])
         exp = Experience.allocate(vecenv.driver_env, rows, tc["num_steps"], device, actor.hidden, bptt)

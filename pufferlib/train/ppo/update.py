@@ -17,7 +17,7 @@ from pufferlib.train.scale import distributed
 
 
 def update(
-    agent: nn.Module,
+    policy: nn.Module,
     optimizer: torch.optim.Optimizer,
     exp: Experience,
     adv: torch.Tensor,
@@ -33,12 +33,12 @@ def update(
     if len(data["values"]) == 0:
         return {}
     stats: dict[str, list[torch.Tensor]] = collections.defaultdict(list)
-    params = [p for p in agent.parameters() if p.requires_grad]
+    params = [p for p in policy.parameters() if p.requires_grad]
     device = exp.values.device
     for _epoch in range(tc["update_epochs"]):
         for mb in minibatches(data, tc["num_minibatches"]):
             with precisions.autocast(device, tc["precision"]):
-                loss, terms = ppo_loss(agent, mb, tc, recurrent)
+                loss, terms = ppo_loss(policy, mb, tc, recurrent)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             clip_grad_norm(params, tc["max_grad_norm"])

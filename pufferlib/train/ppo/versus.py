@@ -68,18 +68,18 @@ class Arena:
             raise
 
     def play(
-        self, agent: nn.Module, device: str, games: int, seed: int, greedy: bool = False
+        self, policy: nn.Module, device: str, games: int, seed: int, greedy: bool = False
     ) -> dict[str, float]:
-        """Win, draw and loss rates of `agent` over `games` games; every game that is started is
+        """Win, draw and loss rates of `policy` over `games` games; every game that is started is
         finished and counted (games are assigned before they are played, so quick games are not
         over-represented)."""
         if self.normalizer is not None:
             self.vecenv.load_state_dict(self.normalizer.state_dict())
         vecenv, seats, space = self.vecenv, self.seats, self.space
-        actor = Actor(vecenv, agent, device, greedy)
+        actor = Actor(vecenv, policy, device, greedy)
         rng = np.random.default_rng(seed)
         num_envs = vecenv.num_agents // seats
-        learner = np.arange(num_envs) % seats  # the policy's seat in each env's current game
+        ours = np.arange(num_envs) % seats  # the policy's seat in each env's current game
         started = min(num_envs, games)
         active = np.arange(num_envs) < games  # the env plays a game that counts
         returns = np.zeros(vecenv.num_agents)
@@ -97,19 +97,19 @@ class Arena:
                 if active[env]:
                     game = returns[rows]
                     best = game.max()
-                    if game[learner[env]] == best:
+                    if game[ours[env]] == best:
                         wins += int((game == best).sum() == 1)
                         draws += int((game == best).sum() > 1)
                     finished += 1
                 returns[rows], ended[rows] = 0.0, False
                 active[env] = started < games
-                learner[env] = started % seats
+                ours[env] = started % seats
                 started += int(active[env])
             step = actor(obs, terminals, truncations, ids, np.array(masks, dtype=bool))
             actions = step.action.cpu().numpy().copy()
-            opponent = ids % seats != learner[ids // seats]
+            opponent = ids % seats != ours[ids // seats]
             if opponent.any():
-                mask = agent.action_mask(step.obs)
+                mask = policy.action_mask(step.obs)
                 mask = np.ones((len(ids), _width(space)), np.int8) if mask is None else mask.cpu().numpy()
                 actions[opponent] = sample_allowed_action(space, mask[opponent], rng)
             vecenv.send(actions)
@@ -122,16 +122,16 @@ class Arena:
 def play(
     binding: envs.Binding,
     cfg: Config,
-    agent: nn.Module,
+    policy: nn.Module,
     device: str,
     games: int,
     seed: int,
     greedy: bool = False,
 ) -> dict[str, float]:
-    """Win, draw and loss rates of `agent` against the random opponent over `games` games."""
+    """Win, draw and loss rates of `policy` against the random opponent over `games` games."""
     arena = Arena(binding, cfg, games)
     try:
-        return arena.play(agent, device, games, seed, greedy)
+        return arena.play(policy, device, games, seed, greedy)
     finally:
         arena.close()
 
@@ -150,11 +150,11 @@ class WinRate:
     """
 
     def __init__(
-        self, binding: envs.Binding, cfg: Config, agent: nn.Module, device: str, vecenv, solved: float | None
+        self, binding: envs.Binding, cfg: Config, policy: nn.Module, device: str, vecenv, solved: float | None
     ) -> None:
         from pufferlib.train.ppo.normalize import VecNormalize
 
-        self.agent, self.device, self.solved = agent, device, solved
+        self.policy, self.device, self.solved = policy, device, solved
         self.games, self.seed = cfg["train"]["solve_window"], cfg["train"]["seed"]
         self.first = max(1, self.games // 2)
         normalizer = vecenv if isinstance(vecenv, VecNormalize) else None
@@ -171,7 +171,7 @@ class WinRate:
         self.evaluations += 1
         with torch.no_grad():
             result = self.arena.play(
-                self.agent, self.device, games, self.seed * 100_003 + self.evaluations, True
+                self.policy, self.device, games, self.seed * 100_003 + self.evaluations, True
             )
         return result["win"]
 
@@ -187,9 +187,9 @@ class WinRate:
 
 
 def judge(
-    binding: envs.Binding, cfg: Config, agent: nn.Module, device: str, vecenv, solved: float | None
+    binding: envs.Binding, cfg: Config, policy: nn.Module, device: str, vecenv, solved: float | None
 ) -> WinRate | None:
     """The score function the config's train.solve_metric names (None: the mean episode return)."""
     if cfg["train"]["solve_metric"] == "win_rate":
-        return WinRate(binding, cfg, agent, device, vecenv, solved)
+        return WinRate(binding, cfg, policy, device, vecenv, solved)
     return None

@@ -183,7 +183,9 @@ class Saver:
     checkpoints beyond the last `keep` (0 keeps all), never the best by mean return.
     """
 
-    def __init__(self, run_dir: Path, cfg: Config) -> None:
+    def __init__(self, run_dir: Path, cfg: Config, loaded: dict[str, Any] | None = None) -> None:
+        """`loaded`: a checkpoint of `run_dir` already loaded (the one a resume continues from, its
+        file in "path"), read from there rather than loaded again."""
         tc = cfg["train"]
         self.run_dir = run_dir
         self.interval = tc["checkpoint_interval"]
@@ -192,9 +194,10 @@ class Saver:
         self.last_save = time.monotonic()
         self.best: tuple[float, Path] | None = None
         self.history: list[Path] = listed(run_dir)  # a resumed run keeps pruning its own
+        known = {} if loaded is None else {Path(loaded["path"]): loaded}
         for path in self.history:
             with contextlib.suppress(CheckpointError, OSError):
-                self._consider(load(path).get("mean_return"), path)
+                self._consider((known.get(path) or load(path)).get("mean_return"), path)
 
     def due(self, update: int) -> bool:
         if self.interval and update % self.interval == 0:

@@ -14,23 +14,20 @@ uninterrupted run goes on with its episodes in progress instead, so the curves a
 point agree in steps, learning rate and trend, not bit for bit (tests/unit/test_train_resume.py
 states the tolerance).
 
-`locate` finds what a run directory resumes from: its config.toml (plus the new overrides) and
-its latest checkpoint that holds a `resume` state.
+What a run directory resumes from (its config.toml, plus the new overrides, and its latest
+checkpoint that holds a `resume` state) is found once, by spec.RunSpec.build.
 """
 
 from __future__ import annotations
 
 import collections
 import random
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from pufferlib.train import config as configuration
-from pufferlib.train.config import Config, ConfigError
-from pufferlib.train.run import checkpoint, rundir
+from pufferlib.train.config import ConfigError
 
 
 class ResumeError(ConfigError):
@@ -103,48 +100,3 @@ def _python_state() -> list[Any]:
 def _python_tuple(saved: list[Any]) -> tuple:
     version, internal, gauss = saved
     return (version, tuple(internal), gauss)
-
-
-def locate(
-    run_dir: str | Path, env_name: str | None, overrides: dict[str, Any] | list[str] | None
-) -> tuple[str, Config, Path | None]:
-    """(env name, config, checkpoint) to resume `run_dir` with: its config.toml with `overrides` on
-    top, and its latest checkpoint that holds a resume state; checkpoint None when the run saved none
-    (it stopped before its first checkpoint): the run starts again from its config, in its folder.
-    ResumeError when the folder holds no run, a run of another env than `env_name`, or checkpoints
-    that cannot be resumed (damaged, or weights only)."""
-    directory = Path(run_dir)
-    stored = directory / rundir.CONFIG
-    if not stored.is_file():
-        raise ResumeError(
-            f"--resume {directory}: no run there (a run directory holds {rundir.CONFIG}); "
-            "give the folder `puffer train` printed, e.g. runs/<env>/<time>-<id>"
-        )
-    saved_env = configuration.env_of(stored)
-    if saved_env is None:
-        raise ResumeError(f"--resume {directory}: its {rundir.CONFIG} names no env (env_name): not a run's")
-    if env_name and env_name != saved_env:
-        raise ResumeError(
-            f"--resume {directory}: that run trained {saved_env}, not {env_name}; "
-            f"run `puffer train --resume {directory}` (the env comes from the run)"
-        )
-    cfg = configuration.load(saved_env, overrides, stored)
-    cfg["train"]["run_dir"] = str(directory)
-    saved = checkpoint.listed(directory)
-    if not saved:
-        return saved_env, cfg, None
-    for path in reversed(saved):
-        try:
-            payload = checkpoint.load(path)
-        except checkpoint.CheckpointError:
-            continue  # a damaged file: an older one will do
-        if "resume" in payload:
-            return saved_env, cfg, path
-        raise ResumeError(
-            f"--resume {directory}: its latest checkpoint {path.name} holds the weights only (saved by an "
-            "older pufferlib): start a new run, or evaluate it with `puffer eval`"
-        )
-    raise ResumeError(
-        f"--resume {directory}: none of its checkpoints can be read ({', '.join(p.name for p in saved)}): "
-        "start a new run, or move them away to start this one again from its config"
-    )

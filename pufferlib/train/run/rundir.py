@@ -11,11 +11,12 @@
         run.lock         present while a run holds the directory
 
 `train.run_dir` is a template: `{env}` (the binding's name, e.g. ocean/squared), `{time}` (local
-time, YYYYmmdd-HHMMSS) and `{id}` (6 random hex digits) are filled in; a path without them is used
-as it is, so a caller (a sweep trial) can choose each run's directory. "" means no run directory:
-nothing is written. A directory that already holds a run (or any config.toml) is refused: nothing
-is overwritten. A run holds its directory with an exclusive lock (`run.lock`, flock) for as long as
-it runs, so a second `puffer train` (or `--resume`) of the same directory is refused, not interleaved.
+time, YYYYmmdd-HHMMSS) and `{id}` (6 random hex digits) are filled in, once per run, by
+spec.RunSpec.build; a path without them is used as it is, so a caller (a sweep trial) can choose
+each run's directory. "" means no run directory: nothing is written. A directory that already
+holds a run (or any config.toml) is refused: nothing is overwritten. A run holds its directory
+with an exclusive lock (`run.lock`, flock) for as long as it runs, so a second `puffer train` (or
+`--resume`) of the same directory is refused, not interleaved.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import contextlib
 import fcntl
 import json
 import os
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,23 +33,12 @@ from typing import Any
 from pufferlib.train.config import Config, ConfigError, to_toml
 
 DEFAULT = "runs/{env}/{time}-{id}"
-PLACEHOLDERS = ("{env}", "{time}", "{id}")
 CONFIG, METRICS, SUMMARY = "config.toml", "metrics.jsonl", "summary.json"
 LOCK, WANDB_ID = "run.lock", "wandb_id.txt"
 
 
 class RunDirError(ConfigError):
     """The run directory cannot be used (it holds another run, or cannot be created)."""
-
-
-def path(template: str, env_name: str) -> Path | None:
-    """The directory `template` names for a run of `env_name` (None for ""). A path without
-    placeholders comes back unchanged, so resolving twice is harmless."""
-    if not template:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    filled = template.replace("{env}", env_name).replace("{time}", stamp)
-    return Path(filled.replace("{id}", uuid.uuid4().hex[:6]))
 
 
 def create(directory: Path, env_name: str, cfg: Config) -> Lock:

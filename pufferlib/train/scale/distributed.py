@@ -89,8 +89,8 @@ class Solo:
     def rank_config(self, cfg: Config) -> Config:
         return cfg
 
-    def wrap(self, agent: nn.Module, device: str) -> nn.Module:
-        return agent
+    def wrap(self, policy: nn.Module, device: str) -> nn.Module:
+        return policy
 
     def adopt(self, run: Any) -> None:
         pass
@@ -188,8 +188,8 @@ class Ranks(Solo):
         cfg["train"]["seed"] += self.rank * cfg["vec"]["num_envs"]
         return cfg
 
-    def wrap(self, agent: nn.Module, device: str) -> nn.Module:
-        """`agent` in DDP (rank 0's weights broadcast to every rank). NCCL when every rank has a
+    def wrap(self, policy: nn.Module, device: str) -> nn.Module:
+        """`policy` in DDP (rank 0's weights broadcast to every rank). NCCL when every rank has a
         CUDA device, gloo otherwise: the ranks agree on it with an all_reduce over gloo."""
         with self.watch():
             on_cuda = torch.tensor([1 if device.startswith("cuda") else 0])
@@ -200,7 +200,7 @@ class Ranks(Solo):
                 group = dist.new_group(backend="nccl", timeout=timedelta(seconds=self.timeout))
                 self.backend = "nccl"
             ids = [torch.device(device)] if device.startswith("cuda") else None
-            wrapped = DistributedPolicy(agent, device_ids=ids, process_group=group)
+            wrapped = DistributedPolicy(policy, device_ids=ids, process_group=group)
         _say(
             f"puffer train: rank {self.rank} of {self.world_size} (host {socket.gethostname()}, "
             f"local rank {self.local_rank}) on {device}, backend {self.backend}"
