@@ -1,4 +1,4 @@
-"""`puffer`: the library's command (envs, smoke, train, eval, plot, bench, build-native).
+"""`puffer`: the library's command (envs, smoke, train, eval, plot, bench, build-native, play).
 One module per subcommand.
 
 Conventions shared by every subcommand: `--json` is a flag that makes stdout machine-readable and
@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "pufferlib.train.scale.sweep",
     "pufferlib.bench.cli",
     "pufferlib.ocean.contracts.cli",
+    "pufferlib.play",
 )
 
 
