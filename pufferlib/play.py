@@ -264,7 +264,7 @@ class Game:
             f"{self.name}  episodes {len(self.returns)}{ended}  return {self.episode_return:+.3g}"
             f"  step {self.steps}{key}"
         )
-        return f"{self.env.render()}\n{status}"
+        return f"{self.env.render().rstrip(chr(10))}\n{status}"
 
     def summary(self) -> str:
         n = len(self.returns)
