@@ -4,6 +4,7 @@ stderr naming the fix, exit 2, no traceback."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
@@ -141,9 +142,14 @@ def read_until(fd: int, text: str) -> str:
     return seen
 
 
+def controlling_terminal() -> None:
+    """In the child (a session leader): stdin's pty becomes its terminal, so Ctrl-C there is its SIGINT."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def terminal_play(*argv: str, script: list[tuple[str, str]]) -> tuple[str, list, list]:
-    """`puffer play ARGV` on a real pseudo-terminal: after each `wait` text shows, type `keys`. Returns what
-    the terminal showed and its settings before and after."""
+    """`puffer play ARGV` on a real pseudo-terminal (its controlling one): after each `wait` text shows,
+    type `keys`. Returns what the terminal showed and its settings before and after."""
     master, slave = pty.openpty()
     before = termios.tcgetattr(slave)
     proc = subprocess.Popen(
@@ -152,6 +158,8 @@ def terminal_play(*argv: str, script: list[tuple[str, str]]) -> tuple[str, list,
         stdin=slave,
         stdout=slave,
         stderr=slave,
+        start_new_session=True,
+        preexec_fn=controlling_terminal,
     )
     shown = ""
     try:
@@ -182,6 +190,12 @@ def test_a_real_time_env_steps_on_its_timer_with_the_key_held():
         "ocean/pong", "--fps", "50", script=[("step 0", "w"), ("step 5", "q")]
     )
     assert "key: w up" in shown and after == before
+
+
+def test_ctrl_c_quits_with_the_summary_and_the_terminal_restored():
+    shown, before, after = terminal_play("ocean/squared", script=[("step 0", "w"), ("step 1", "\x03")])
+    assert "played ocean/squared: 0 episodes, mean return - (1 steps" in shown and "Traceback" not in shown
+    assert after == before
 
 
 def test_the_terminal_is_restored_when_the_game_raises():
