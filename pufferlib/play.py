@@ -234,7 +234,7 @@ def raw_terminal(fd: int, out: IO[str]) -> Iterator[None]:
 
 
 class Game:
-    """One env, its key map and the score: step(key) plays a key, frame() draws the state."""
+    """One env, its keys and the score: step(action) plays one step, frame() draws the state."""
 
     def __init__(self, name: str, env: Any, keymap: KeyMap, keys: dict[str, tuple[int, str]]) -> None:
         self.name, self.env, self.keymap, self.keys = name, env, keymap, keys
