@@ -22,6 +22,7 @@ from torch import nn
 import pufferlib.environments as envs
 from pufferlib.train.config import Config, ConfigError
 from pufferlib.train.ppo import normalize, precision, versus
+from pufferlib.train.ppo import optimizer as optimizers
 from pufferlib.train.ppo.gae import advantages
 from pufferlib.train.ppo.rollout import Runner, collect
 from pufferlib.train.ppo.update import update
@@ -127,7 +128,7 @@ def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
 
 def _build(
     binding: Any, vecenv: Any, cfg: Config, device: str, group: distributed.Solo
-) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer, nn.Module, Runner]:
+) -> tuple[nn.Module, nn.Module, optimizers.Optimizer, nn.Module, Runner]:
     """The policy, the agent that acts and learns (the policy, or its torch.compile'd twin), the
     optimizer, the learner (the agent, or its DDP wrapper under torchrun) and the Runner."""
     tc = cfg["train"]
@@ -136,8 +137,7 @@ def _build(
     if tc["compile"]:
         agent = type(policy)(torch.compile(policy.policy))  # shares parameters; save `policy`
         agent.mask_layout = policy.mask_layout
-    # fused: one kernel for all parameters, 4x faster than the per-tensor loop on CPU
-    optimizer = torch.optim.Adam(policy.parameters(), lr=tc["learning_rate"], eps=1e-5, fused=True)
+    optimizer = optimizers.build(policy, tc)  # train.optimizer: adam or muon
     learner = group.wrap(agent, device)  # DDP under torchrun: update() averages gradients
     run = Runner.create(vecenv, agent, cfg, device)
     return policy, agent, optimizer, learner, run
@@ -193,7 +193,7 @@ class _Training:
         run: Runner,
         policy: nn.Module,
         agent: nn.Module,
-        optimizer: torch.optim.Optimizer,
+        optimizer: optimizers.Optimizer,
         start: float,
         hooks: Sequence[Hook],
         group: distributed.Solo | None,
@@ -266,8 +266,7 @@ class _Training:
         tc, run, optimizer = self.tc, self.run, self.optimizer
         self.update_index += 1
         if tc["anneal_lr"]:
-            frac = max(0.0, 1.0 - run.steps / tc["total_timesteps"])
-            optimizer.param_groups[0]["lr"] = frac * tc["learning_rate"]
+            optimizers.set_learning_rates(optimizer, tc, max(0.0, 1.0 - run.steps / tc["total_timesteps"]))
         t0, s0 = time.perf_counter(), run.steps
         self.collecting = True
         collect(run)
