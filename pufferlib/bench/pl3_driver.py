@@ -15,7 +15,8 @@ sides of a raw-steps row are timed by this same loop. SPEC is a JSON object.
   dashboard frame printed once the trainer's uptime reaches `seconds` (the dashboard prints to stdout,
   which the bench keeps). Optional: `set` changes its parsed config after its command line
   (`apply`: what its command line cannot say, e.g. {"rnn_name": null}, or a [policy] key its .ini
-  lacks); `ran` is a file it writes the config it trains with and its policy's parameter count to.
+  lacks); `ran` is a file it writes the config it trains with, its policy's parameter count and
+  the env's observation features and action logits to.
 """
 
 from __future__ import annotations
@@ -115,12 +116,23 @@ def _record(pufferl, changes: dict, ran: str | None) -> None:
         seen["parameters"] = sum(p.numel() for p in made.parameters())
         seen["policy"] = type(made).__name__
         seen["agents"] = vecenv.num_agents
+        seen["inputs"], seen["actions"] = _sizes(vecenv.single_observation_space, vecenv.single_action_space)
         if ran:
             with open(ran, "w") as f:
                 json.dump(seen, f, default=str)
         return made
 
     pufferl.load_config, pufferl.load_policy = config, policy
+
+
+def _sizes(observations, actions) -> tuple[int, int | None]:
+    """Observation features and action logits (Discrete n, MultiDiscrete sum of nvec; None otherwise)."""
+    import numpy as np
+
+    logits = int(actions.n) if hasattr(actions, "n") else None
+    if hasattr(actions, "nvec"):
+        logits = int(np.sum(actions.nvec))
+    return int(np.prod(observations.shape)), logits
 
 
 def train(spec: dict) -> None:

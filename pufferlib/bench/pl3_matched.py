@@ -20,8 +20,11 @@ ours `ours_overrides`. Everything else stays each side's own (optimizer, learnin
 schedule, gamma, losses, PufferLib 3.0's prioritised segment sampling, torch threads). Each run
 reports back the config it trained with and its policy's parameter count (pl3_driver.py's `ran`
 file; our run's config.toml and checkpoint), and the bench prints them per side: the two must show
-the same rows, steps, minibatch, epochs and parameters (`mismatches`, an error otherwise). Medians
-over --repeats; the sides alternate which goes first.
+the same rows, steps, minibatch, epochs, width and depth, and each its parameter count for one GELU
+layer over its env's inputs (`mismatches`, an error otherwise). Where the games differ (breakout:
+ours is our own C game, 114 observation features; PufferLib 3.0's has 118) the first layers differ by
+their inputs alone, and the bench says so (`env_differences`). Medians over --repeats; the sides
+alternate which goes first.
 """
 
 from __future__ import annotations
@@ -146,14 +149,21 @@ def ran_row(side: str, ran: dict[str, Any] | None) -> dict[str, Any]:
         "hidden": hidden,
         "layers": layers,
         "rnn": rnn,
+        "inputs": ran.get("inputs"),
+        "actions": ran.get("actions"),
         "parameters": ran.get("parameters"),
         "optimizer": t.get("optimizer", "adam"),
         "learning_rate": t["learning_rate"],
     }
 
 
-COLUMNS = ("rows", "steps", "batch", "minibatch", "epochs", "hidden", "layers", "rnn", "parameters")
-COLUMNS += ("optimizer", "learning_rate")
+SHAPE = ("rows", "steps", "batch", "minibatch", "epochs", "hidden", "layers", "rnn")  # equal on both sides
+COLUMNS = (*SHAPE, "inputs", "actions", "parameters", "optimizer", "learning_rate")
+
+
+def one_layer_parameters(inputs: int, actions: int, hidden: int) -> int:
+    """PufferLib 3.0's Default policy's weights: Linear(inputs, H), the action head and the value head."""
+    return inputs * hidden + hidden + hidden * actions + actions + hidden + 1
 
 
 def config_table(results: list[dict[str, Any]]) -> str:
@@ -184,20 +194,52 @@ def _show(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _runs(results: list[dict[str, Any]], env: str, side: str) -> list[dict[str, Any]]:
+    return [
+        ran_row(side, r["ran"]) for r in results if r["env"] == env and r["side"] == side and r.get("ran")
+    ]
+
+
 def mismatches(results: list[dict[str, Any]]) -> list[str]:
-    """Where a PufferLib 3.0 run and one of ours on the same env trained different geometry or network."""
+    """Where the two sides trained different geometry or network on an env (SHAPE differs), or a run
+    trained other weights than one GELU layer of its width over its env's inputs."""
     out = []
     for env in dict.fromkeys(r["env"] for r in results):
+        runs = {side: _runs(results, env, side) for side in ("pl3", "ours")}
         shapes = {
-            side: {
-                json.dumps({k: ran_row(side, r["ran"])[k] for k in COLUMNS[:-2]})
-                for r in results
-                if r["env"] == env and r["side"] == side and r.get("ran")
-            }
-            for side in ("pl3", "ours")
+            side: {json.dumps({k: row[k] for k in SHAPE}) for row in rows} for side, rows in runs.items()
         }
         if shapes["pl3"] and shapes["ours"] and shapes["pl3"] != shapes["ours"]:
             out.append(f"{env}: PufferLib 3.0 ran {sorted(shapes['pl3'])}, ours {sorted(shapes['ours'])}")
+        for side, rows in runs.items():
+            for row in rows:
+                if None in (row["inputs"], row["actions"], row["hidden"], row["parameters"]):
+                    out.append(f"{env}: {side} did not report its inputs, actions, width and parameters")
+                    continue
+                want = one_layer_parameters(row["inputs"], row["actions"], row["hidden"])
+                if row["parameters"] != want:
+                    out.append(
+                        f"{env}: {side} trained {row['parameters']:,} parameters, not the {want:,} of one "
+                        f"layer of {row['hidden']} over {row['inputs']} inputs and {row['actions']} actions"
+                    )
+    return list(dict.fromkeys(out))
+
+
+def env_differences(results: list[dict[str, Any]]) -> list[str]:
+    """Where the two sides' envs differ in observation features or actions (their own games: the
+    networks then differ in their first layer's inputs alone)."""
+    out = []
+    for env in dict.fromkeys(r["env"] for r in results):
+        sizes = {
+            side: {(row["inputs"], row["actions"]) for row in _runs(results, env, side)}
+            for side in ("pl3", "ours")
+        }
+        if sizes["pl3"] and sizes["ours"] and sizes["pl3"] != sizes["ours"]:
+            (a_in, a_act), (b_in, b_act) = min(sizes["pl3"]), min(sizes["ours"])
+            out.append(
+                f"{env}: the games differ: PufferLib 3.0's observation has {a_in} features and {a_act} "
+                f"actions, ours {b_in} and {b_act}, so the first layers differ by their inputs"
+            )
     return out
 
 
@@ -264,15 +306,16 @@ def run(args: Any, machine: Any) -> int:
     results = rows(python, names, args.repeats, args.train_seconds, keep)
     info["load_average_end"] = os.getloadavg()
     tables = {"train": report.train_table(results), "configs": config_table(results)}
-    wrong = mismatches(results)
+    wrong, notes = mismatches(results), env_differences(results)
     text = report.machine_lines(info) + "\n"
     text += (
         f"`puffer train` end to end on the CPU at a matched policy and geometry, {args.train_seconds:g} s "
         f"each, median of {args.repeats}:\n\n{tables['train']}\n\n"
         f"What each side ran (read back from each run):\n\n{tables['configs']}\n"
     )
+    text += "".join(f"\nNote: {line}.\n" for line in notes)
     print(text)
-    args.document = {"machine": info, "train": results, "tables": tables, "mismatches": wrong}
+    args.document = {"machine": info, "train": results, "tables": tables, "mismatches": wrong, "notes": notes}
     if args.json_file:
         with open(args.json_file, "w") as f:
             json.dump(args.document, f, indent=1, default=str)

@@ -208,7 +208,7 @@ def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence
         metrics = (
             [json.loads(x) for x in logged.read_text().splitlines() if x.strip()] if logged.is_file() else []
         )
-        ran = _ran(run_dir)
+        ran = _ran(run_dir, name)
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             for f in ("summary.json", "metrics.jsonl", "config.toml"):
@@ -228,16 +228,29 @@ def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence
     }
 
 
-def _ran(run_dir: Path) -> dict[str, Any]:
-    """The config our run wrote (config.toml) and the parameter count of its last checkpoint."""
+def _ran(run_dir: Path, name: str) -> dict[str, Any]:
+    """The config our run of ocean/`name` wrote (config.toml), the parameter count of its last
+    checkpoint, and the env's observation features and action logits (as pl3_driver reports them)."""
     import tomllib
 
+    import numpy as np
+
+    from pufferlib import environments
     from pufferlib.train.run import checkpoint
 
     config = tomllib.loads((run_dir / "config.toml").read_text())
     saved = checkpoint.listed(run_dir)
     weights = checkpoint.load(saved[-1])["state_dict"] if saved else {}
-    return {"config": config, "parameters": sum(v.numel() for v in weights.values()) or None}
+    env = environments.get(f"ocean/{name}").make_env()
+    try:
+        space = env.single_action_space
+        actions = int(space.n) if hasattr(space, "n") else None
+        actions = int(np.sum(space.nvec)) if hasattr(space, "nvec") else actions
+        inputs = int(np.prod(env.single_observation_space.shape))
+    finally:
+        env.close()
+    parameters = sum(v.numel() for v in weights.values()) or None
+    return {"config": config, "parameters": parameters, "inputs": inputs, "actions": actions}
 
 
 def _sample(base: dict[str, Any], measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -100,36 +100,46 @@ def test_the_driver_sets_what_pufferlib3s_command_line_cannot():
         apply(args, {"trian.gamma": 0.9})
 
 
-def _ran(side: str, hidden: int, parameters: int) -> dict:
+def _ran(side: str, hidden: int = 64, parameters: int = 515, inputs: int = 4) -> dict:
+    """A run's report as each side writes it (pl3_driver's `ran` file; pufferlib3._ran)."""
     train = {"update_epochs": 4, "learning_rate": 0.05, "optimizer": "muon"}
+    sizes = {"parameters": parameters, "inputs": inputs, "actions": 2}
     if side == "pl3":
         train.update(bptt_horizon=16, batch_size=8192, minibatch_size=2048)
-        return {
-            "config": {"train": train, "policy": {"hidden_size": hidden}},
-            "agents": 512,
-            "parameters": parameters,
-        }
+        return {"config": {"train": train, "policy": {"hidden_size": hidden}}, "agents": 512, **sizes}
     train.update(num_steps=16, num_minibatches=4)
-    policy = {"hidden_size": hidden, "num_layers": 1}
-    return {
-        "config": {"train": train, "vec": {"num_envs": 512}, "policy": policy, "rnn": {"enabled": False}},
-        "parameters": parameters,
-    }
+    config = {"train": train, "vec": {"num_envs": 512}, "policy": {"hidden_size": hidden, "num_layers": 1}}
+    return {"config": {**config, "rnn": {"enabled": False}}, **sizes}
 
 
-def test_a_run_that_trained_another_network_is_a_mismatch():
-    same = [
-        {"env": "cartpole", "side": "pl3", "ran": _ran("pl3", 64, 515)},
-        {"env": "cartpole", "side": "ours", "ran": _ran("ours", 64, 515)},
-    ]
-    assert pl3_matched.mismatches(same) == []
+def _results(pl3: dict, ours: dict) -> list[dict]:
+    return [{"env": "cartpole", "side": "pl3", "ran": pl3}, {"env": "cartpole", "side": "ours", "ran": ours}]
+
+
+def test_the_same_network_and_geometry_on_both_sides_is_matched():
+    same = _results(_ran("pl3"), _ran("ours"))
+    assert pl3_matched.mismatches(same) == [] and pl3_matched.env_differences(same) == []
     table = pl3_matched.config_table(same)
     assert (
-        "| cartpole | pl3 | 512 | 16 | 8,192 | 2,048 | 4 | 64 | 1 | none | 515 | muon | 0.05 | 1 |" in table
+        "| cartpole | pl3 | 512 | 16 | 8,192 | 2,048 | 4 | 64 | 1 | none | 4 | 2 | 515 | muon | 0.05 | 1 |"
+        in table
     )
-    other = [*same[:1], {"env": "cartpole", "side": "ours", "ran": _ran("ours", 128, 1027)}]
-    (line,) = pl3_matched.mismatches(other)
+
+
+def test_another_width_or_other_weights_is_a_mismatch():
+    (line,) = pl3_matched.mismatches(_results(_ran("pl3"), _ran("ours", hidden=128, parameters=1027)))
     assert line.startswith("cartpole: PufferLib 3.0 ran") and '"hidden": 128' in line
+    (line,) = pl3_matched.mismatches(_results(_ran("pl3"), _ran("ours", parameters=4675)))  # two layers of 64
+    assert line == (
+        "cartpole: ours trained 4,675 parameters, not the 515 of one layer of 64 over 4 inputs and 2 actions"
+    )
+
+
+def test_games_with_other_observations_are_noted_not_refused():
+    results = _results(_ran("pl3", parameters=771, inputs=8), _ran("ours"))
+    assert pl3_matched.mismatches(results) == []
+    (note,) = pl3_matched.env_differences(results)
+    assert "PufferLib 3.0's observation has 8 features and 2 actions, ours 4 and 2" in note
 
 
 def bench(*args, capsys):
@@ -163,8 +173,8 @@ def test_both_sides_train_cartpole_at_the_same_geometry(tmp_path, capsys):
     saved = json.loads(out.read_text())
     assert saved["mismatches"] == []
     ran = {r["side"]: pl3_matched.ran_row(r["side"], r["ran"]) for r in saved["train"]}
-    shape = {k: ran["pl3"][k] for k in pl3_matched.COLUMNS[:-2]}
-    assert shape == {k: ran["ours"][k] for k in pl3_matched.COLUMNS[:-2]}
+    shape = {k: ran["pl3"][k] for k in (*pl3_matched.SHAPE, "inputs", "actions", "parameters")}
+    assert shape == {k: ran["ours"][k] for k in (*pl3_matched.SHAPE, "inputs", "actions", "parameters")}
     g = pl3_matched.geometry("cartpole")
     assert (shape["rows"], shape["steps"], shape["minibatch"], shape["rnn"]) == (
         g.rows,
