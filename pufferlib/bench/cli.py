@@ -96,6 +96,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"--pufferlib3: train both at one policy and geometry, PL 3.0 set to ours, no LSTM "
         f"(pl3_matched.py; --train-envs of {','.join(pl3_matched.MATCHABLE)}); no raw steps",
     )
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="--matched: torch threads on both sides (0: each side's own; 1 keeps runs on a shared box "
+        "from stalling each other's threads)",
+    )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
     p.add_argument("--markdown", help="write the table (and machine) to this Markdown file; a .png beside")

@@ -9,14 +9,16 @@ sides of a raw-steps row are timed by this same loop. SPEC is a JSON object.
   calls env.step for `seconds` after `warmup_s`. Prints one JSON line: sps (agent rows stepped per
   second), agents, calls, seconds, version.
 - `envs`: {}. Prints the JSON list of the Ocean envs with a compiled binding (the peer builds a subset).
-- `train`: {"env": "puffer_cartpole", "args": [...], "seconds": s, "log": path, "set": {...}, "ran": path}.
+- `train`: {"env": "puffer_cartpole", "args": [...], "seconds": s, "log": path, "set": {...}, "ran": path,
+  "torch_threads": n}.
   Runs PufferLib 3.0's own `puffer train ENV ARGS` (pufferlib.pufferl.main), its default logger
   replaced by one that also appends each log dict as a JSON line to `log`; it exits after the first
   dashboard frame printed once the trainer's uptime reaches `seconds` (the dashboard prints to stdout,
   which the bench keeps). Optional: `set` changes its parsed config after its command line
   (`apply`: what its command line cannot say, e.g. {"rnn_name": null}, or a [policy] key its .ini
-  lacks); `ran` is a file it writes the config it trains with, its policy's parameter count and
-  the env's observation features and action logits to.
+  lacks); `ran` is a file it writes the config it trains with, its policy's parameter count, the
+  env's observation features and action logits and its torch threads to; `torch_threads` (0: torch's
+  default) sets those.
 """
 
 from __future__ import annotations
@@ -101,6 +103,8 @@ def apply(args: dict, changes: dict) -> None:
 def _record(pufferl, changes: dict, ran: str | None) -> None:
     """Apply `changes` to the config pufferl's train() loads; with `ran`, write that config and the
     parameter count of the policy it builds there."""
+    import torch
+
     load_config, load_policy = pufferl.load_config, pufferl.load_policy
     seen: dict = {}
 
@@ -117,6 +121,7 @@ def _record(pufferl, changes: dict, ran: str | None) -> None:
         seen["policy"] = type(made).__name__
         seen["agents"] = vecenv.num_agents
         seen["inputs"], seen["actions"] = _sizes(vecenv.single_observation_space, vecenv.single_action_space)
+        seen["torch_threads"] = torch.get_num_threads()
         if ran:
             with open(ran, "w") as f:
                 json.dump(seen, f, default=str)
@@ -139,6 +144,10 @@ def train(spec: dict) -> None:
     import pufferlib.pufferl as pufferl
 
     budget, path = float(spec["seconds"]), spec["log"]
+    if spec.get("torch_threads"):  # it sets none itself: torch's default, one per core
+        import torch
+
+        torch.set_num_threads(int(spec["torch_threads"]))
     _record(pufferl, spec.get("set") or {}, spec.get("ran"))
     out = open(path, "a")  # noqa: SIM115 -- open until the process exits below
 

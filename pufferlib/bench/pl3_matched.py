@@ -101,9 +101,9 @@ def pl3_changes(g: Geometry) -> dict[str, Any]:
     }
 
 
-def ours_overrides(g: Geometry) -> list[str]:
-    """Our `puffer train ocean/NAME` overrides."""
-    return [
+def ours_overrides(g: Geometry, threads: int = 0) -> list[str]:
+    """Our `puffer train ocean/NAME` overrides (`threads`: train.torch_threads; 0 leaves the toml's)."""
+    return [*(["--train.torch_threads", str(threads)] if threads else []),
         "--vec.backend", "native",
         "--vec.num_envs", str(g.rows),
         "--train.num_steps", str(g.steps),
@@ -115,13 +115,14 @@ def ours_overrides(g: Geometry) -> list[str]:
     ]  # fmt: skip
 
 
-def commands(name: str, g: Geometry, seconds: float) -> dict[str, str]:
-    """Each side's command line, as the configuration table prints it."""
+def commands(name: str, g: Geometry, seconds: float, threads: int = 0) -> dict[str, str]:
+    """Each side's command line, as the bench prints it before the runs."""
     sets = ", ".join(f"{k}={v!r}" for k, v in pl3_changes(g).items())
+    sets += f"; torch.set_num_threads({threads})" if threads else ""
     return {
         "pl3": f"puffer train puffer_{name} {' '.join(pufferlib3.PL3_TRAIN_ARGS)}, then set {sets}",
         "ours": f"puffer train ocean/{pufferlib3.RAW[name].ours} --train.device cpu --train.max_seconds "
-        f"{seconds:g} --train.stop_when_solved false {' '.join(ours_overrides(g))}",
+        f"{seconds:g} --train.stop_when_solved false {' '.join(ours_overrides(g, threads))}",
     }
 
 
@@ -134,12 +135,13 @@ def ran_row(side: str, ran: dict[str, Any] | None) -> dict[str, Any]:
     if side == "pl3":
         rows, steps, batch = ran.get("agents"), t["bptt_horizon"], t["batch_size"]
         minibatch, hidden = t["minibatch_size"], c["policy"].get("hidden_size")
-        layers, rnn = PL3_LAYERS, c.get("rnn_name")
+        layers, rnn, threads = PL3_LAYERS, c.get("rnn_name"), ran.get("torch_threads")
     else:
         rows, steps = c["vec"]["num_envs"], t["num_steps"]
         batch, minibatch = rows * steps, rows * steps // t["num_minibatches"]
         hidden, layers = c["policy"].get("hidden_size"), c["policy"].get("num_layers")
         rnn = "LSTM" if c["rnn"]["enabled"] else None
+        threads = t.get("torch_threads") or "default"  # 0: torch's default, one per core
     return {
         "rows": rows,
         "steps": steps,
@@ -149,6 +151,7 @@ def ran_row(side: str, ran: dict[str, Any] | None) -> dict[str, Any]:
         "hidden": hidden,
         "layers": layers,
         "rnn": rnn,
+        "threads": threads,
         "inputs": ran.get("inputs"),
         "actions": ran.get("actions"),
         "parameters": ran.get("parameters"),
@@ -158,7 +161,7 @@ def ran_row(side: str, ran: dict[str, Any] | None) -> dict[str, Any]:
 
 
 SHAPE = ("rows", "steps", "batch", "minibatch", "epochs", "hidden", "layers", "rnn")  # equal on both sides
-COLUMNS = (*SHAPE, "inputs", "actions", "parameters", "optimizer", "learning_rate")
+COLUMNS = (*SHAPE, "threads", "inputs", "actions", "parameters", "optimizer", "learning_rate")
 
 
 def one_layer_parameters(inputs: int, actions: int, hidden: int) -> int:
@@ -243,8 +246,11 @@ def env_differences(results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def rows(python: Path, names: list[str], repeats: int, seconds: float, keep: Path | None) -> list[dict]:
-    """Per repeat, per env: both trainers at the matched geometry for `seconds` each, sides alternating."""
+def rows(
+    python: Path, names: list[str], repeats: int, seconds: float, keep: Path | None, threads: int = 0
+) -> list[dict]:
+    """Per repeat, per env: both trainers at the matched geometry for `seconds` each, sides alternating;
+    `threads`: torch threads on both sides (0: each side's own)."""
     shapes = {name: geometry(name) for name in names}
     out = []
     for rep in range(repeats):
@@ -260,14 +266,14 @@ def rows(python: Path, names: list[str], repeats: int, seconds: float, keep: Pat
                     row = pufferlib3._sample(
                         row,
                         lambda n=name, d=saved, g=g: pufferlib3.train_pl3(
-                            python, n, seconds, d, pl3_changes(g)
+                            python, n, seconds, d, pl3_changes(g), threads
                         ),
                     )
                 else:
                     row = pufferlib3._sample(
                         row,
                         lambda n=name, d=saved, g=g: pufferlib3.train_ours(
-                            pufferlib3.RAW[n].ours, seconds, d, ours_overrides(g)
+                            pufferlib3.RAW[n].ours, seconds, d, ours_overrides(g, threads)
                         ),
                     )
                 out.append(row)
@@ -286,6 +292,8 @@ def run(args: Any, machine: Any) -> int:
     try:
         if args.repeats < 1:
             raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
+        if args.torch_threads < 0:
+            raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
         if args.train_seconds <= 0:
             raise ValueError(f"--matched trains: --train-seconds must be above 0, got {args.train_seconds:g}")
         names = pufferlib3._check(args.train_envs, list(MATCHABLE), "--matched --train-envs")
@@ -300,10 +308,10 @@ def run(args: Any, machine: Any) -> int:
     info["versions"]["PufferLib 3.0 peer"] = pufferlib3.peer_versions(python)
     print(json.dumps(info, indent=1), file=sys.stderr)
     for name, g in shapes.items():
-        for side, line in commands(name, g, args.train_seconds).items():
+        for side, line in commands(name, g, args.train_seconds, args.torch_threads).items():
             print(f"{name} {side}: {line}", file=sys.stderr)
     keep = Path(args.keep) if args.keep else None
-    results = rows(python, names, args.repeats, args.train_seconds, keep)
+    results = rows(python, names, args.repeats, args.train_seconds, keep, args.torch_threads)
     info["load_average_end"] = os.getloadavg()
     tables = {"train": report.train_table(results), "configs": config_table(results)}
     wrong, notes = mismatches(results), env_differences(results)

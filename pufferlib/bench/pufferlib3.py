@@ -149,16 +149,21 @@ def raw_pl3(python: Path, name: str, seconds: float) -> dict[str, Any]:
 
 
 def train_pl3(
-    python: Path, name: str, seconds: float, keep: Path | None, changes: dict[str, Any] | None = None
+    python: Path,
+    name: str,
+    seconds: float,
+    keep: Path | None,
+    changes: dict[str, Any] | None = None,
+    threads: int = 0,
 ) -> dict[str, Any]:
     """PufferLib 3.0's `puffer train puffer_NAME` for `seconds`: figures from its log lines, the
     dashboard's steady frames beside them, and `ran`, the config it trained with (`changes` applied
-    to its .ini's, pl3_driver.apply) and its policy's parameter count; with `keep`, its stdout and
-    log are saved there."""
+    to its .ini's, pl3_driver.apply) and its policy's parameter count; `threads`: its torch threads
+    (0: torch's default); with `keep`, its stdout and log are saved there."""
     with tempfile.TemporaryDirectory(prefix="pl3train-") as tmp:
         log, shown, ran = Path(tmp) / "log.jsonl", Path(tmp) / "dashboard.txt", Path(tmp) / "ran.json"
         spec = {"env": f"puffer_{name}", "args": list(PL3_TRAIN_ARGS), "seconds": seconds, "log": str(log)}
-        spec.update({"set": changes or {}, "ran": str(ran)})
+        spec.update({"set": changes or {}, "ran": str(ran), "torch_threads": threads})
         with open(shown, "w") as f:
             _driver(python, "train", spec, False, 600 + 3 * seconds, stdout=f)
         lines = pl3_dashboard.log_lines(log)

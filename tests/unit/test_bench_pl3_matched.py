@@ -72,6 +72,14 @@ def test_ours_gets_pufferlib3s_network_one_gelu_layer_and_no_lstm(name):
         env.close()
 
 
+def test_torch_threads_are_set_on_our_side_only_when_asked():
+    g = pl3_matched.geometry("cartpole")
+    assert "--train.torch_threads" not in pl3_matched.ours_overrides(g)
+    cfg = config.load("ocean/cartpole", pl3_matched.ours_overrides(g, 1))
+    assert cfg["train"]["torch_threads"] == 1
+    assert "torch.set_num_threads(1)" in pl3_matched.commands("cartpole", g, 5, 1)["pl3"]
+
+
 def test_a_geometry_pufferlib3_cannot_take_names_the_fix():
     with pytest.raises(ValueError, match=r"vec\.num_envs 10 does not split into train\.num_minibatches 4"):
         pl3_matched.check(pl3_matched.Geometry(10, 16, 4, 4, 64), "ocean/x")
@@ -106,7 +114,8 @@ def _ran(side: str, hidden: int = 64, parameters: int = 515, inputs: int = 4) ->
     sizes = {"parameters": parameters, "inputs": inputs, "actions": 2}
     if side == "pl3":
         train.update(bptt_horizon=16, batch_size=8192, minibatch_size=2048)
-        return {"config": {"train": train, "policy": {"hidden_size": hidden}}, "agents": 512, **sizes}
+        config = {"train": train, "policy": {"hidden_size": hidden}}
+        return {"config": config, "agents": 512, "torch_threads": 2, **sizes}
     train.update(num_steps=16, num_minibatches=4)
     config = {"train": train, "vec": {"num_envs": 512}, "policy": {"hidden_size": hidden, "num_layers": 1}}
     return {"config": {**config, "rnn": {"enabled": False}}, **sizes}
@@ -120,9 +129,10 @@ def test_the_same_network_and_geometry_on_both_sides_is_matched():
     same = _results(_ran("pl3"), _ran("ours"))
     assert pl3_matched.mismatches(same) == [] and pl3_matched.env_differences(same) == []
     table = pl3_matched.config_table(same)
+    shared = "| 512 | 16 | 8,192 | 2,048 | 4 | 64 | 1 | none |"
+    assert f"| cartpole | pl3 {shared} 2 | 4 | 2 | 515 | muon | 0.05 | 1 |" in table
     assert (
-        "| cartpole | pl3 | 512 | 16 | 8,192 | 2,048 | 4 | 64 | 1 | none | 4 | 2 | 515 | muon | 0.05 | 1 |"
-        in table
+        "| cartpole | ours | 512 | 16 | 8,192 | 2,048 | 4 | 64 | 1 | none | default | 4 | 2 | 515 |" in table
     )
 
 
@@ -154,6 +164,8 @@ def test_matched_without_pufferlib3_or_with_an_env_it_cannot_match_is_refused(ca
     assert code == 2 and "--matched --train-envs: unknown pong; valid: cartpole, breakout" in err
     code, err = bench("--pufferlib3", "--matched", "--train-seconds", "0", capsys=capsys)
     assert code == 2 and "--train-seconds must be above 0" in err
+    code, err = bench("--pufferlib3", "--matched", "--torch-threads", "-1", capsys=capsys)
+    assert code == 2 and "--torch-threads must be 0 (each side's own) or more, got -1" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
@@ -167,6 +179,7 @@ def test_both_sides_train_cartpole_at_the_same_geometry(tmp_path, capsys):
         skip_or_fail(f"ocean/cartpole: {pufferlib3.native_missing('cartpole')}")
     out = tmp_path / "matched.json"
     args = ["--pufferlib3", "--matched", "--train-envs", "cartpole", "--train-seconds", "5", "--repeats", "1"]
+    args += ["--torch-threads", "1"]  # a shared box's load does not stall one thread per side
     code = cli.main(["bench", *args, "--json-file", str(out)])
     printed = capsys.readouterr()
     assert code == 0, printed.err[-2000:]
@@ -182,4 +195,5 @@ def test_both_sides_train_cartpole_at_the_same_geometry(tmp_path, capsys):
         g.minibatch,
         None,
     )
+    assert ran["pl3"]["threads"] == ran["ours"]["threads"] == 1
     assert "What each side ran" in printed.out
