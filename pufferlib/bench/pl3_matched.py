@@ -103,7 +103,9 @@ def pl3_changes(g: Geometry) -> dict[str, Any]:
 
 def ours_overrides(g: Geometry, threads: int = 0) -> list[str]:
     """Our `puffer train ocean/NAME` overrides (`threads`: train.torch_threads; 0 leaves the toml's)."""
-    return [*(["--train.torch_threads", str(threads)] if threads else []),
+    threads_arg = ["--train.torch_threads", str(threads)] if threads else []
+    return [
+        *threads_arg,
         "--vec.backend", "native",
         "--vec.num_envs", str(g.rows),
         "--train.num_steps", str(g.steps),
