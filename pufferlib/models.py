@@ -70,17 +70,20 @@ class ActionHead(nn.Module):
 ACTIVATIONS = {"gelu": nn.GELU, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
-def mlp(inputs: int, hidden_size: int, activation: str = "gelu") -> nn.Sequential:
-    """Two hidden layers with orthogonal initialisation (CleanRL's layer_init)."""
+def mlp(inputs: int, hidden_size: int, activation: str = "gelu", num_layers: int = 2) -> nn.Sequential:
+    """`num_layers` hidden layers of `hidden_size`, each linear then `activation`, with orthogonal
+    initialisation (CleanRL's layer_init)."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
-    act = ACTIVATIONS[activation]
-    return nn.Sequential(
-        layer_init(nn.Linear(inputs, hidden_size)),
-        act(),
-        layer_init(nn.Linear(hidden_size, hidden_size)),
-        act(),
-    )
+    if num_layers < 1:
+        raise ValueError(f"num_layers must be at least 1, got {num_layers}")
+    layers: list[nn.Module] = []
+    for i in range(num_layers):
+        layers += [
+            layer_init(nn.Linear(inputs if i == 0 else hidden_size, hidden_size)),
+            ACTIVATIONS[activation](),
+        ]
+    return nn.Sequential(*layers)
 
 
 class Default(nn.Module):
@@ -91,18 +94,24 @@ class Default(nn.Module):
     mean return ~40 against ~220 after 60k steps, docs/training.md): set it (`--policy.separate-critic
     true`) when you bring CleanRL's settings; the tuned classic_control config keeps the shared trunk. With
     an LSTM (rnn.enabled) the value reads the LSTM's output and the critic MLP is not used.
-    `activation`: "gelu", "tanh" (CleanRL's) or "relu".
+    `activation`: "gelu", "tanh" (CleanRL's) or "relu". `num_layers`: hidden layers in each MLP (1 is
+    PufferLib 3.0's Default policy: one linear layer and GELU before the heads).
     """
 
     def __init__(
-        self, env, hidden_size: int = 128, separate_critic: bool = False, activation: str = "gelu"
+        self,
+        env,
+        hidden_size: int = 128,
+        separate_critic: bool = False,
+        activation: str = "gelu",
+        num_layers: int = 2,
     ) -> None:
         super().__init__()
         self.hidden_size = hidden_size
         self.native = nativize_dtype(env.emulated)
         inputs = observation_size(env)
-        self.encoder = mlp(inputs, hidden_size, activation)
-        self.critic = mlp(inputs, hidden_size, activation) if separate_critic else None
+        self.encoder = mlp(inputs, hidden_size, activation, num_layers)
+        self.critic = mlp(inputs, hidden_size, activation, num_layers) if separate_critic else None
         self.actor = ActionHead(env.single_action_space, hidden_size)
         self.value = layer_init(nn.Linear(hidden_size, 1), std=1.0)
 

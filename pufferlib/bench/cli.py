@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferlib.bench import pufferlib3, report
+from pufferlib.bench import pl3_matched, pufferlib3, report
 from pufferlib.bench.interpreter import UntrustedInterpreter, default_peer_python, trusted_python
 from pufferlib.bench.peers import PEERS, Setup, Skip, measure, peer_versions, setups
 from pufferlib.bench.workloads import workloads
@@ -89,6 +89,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--keep", metavar="DIR", help="--pufferlib3: keep each training run's logs, and PL 3.0's curves, here"
+    )
+    p.add_argument(
+        "--matched",
+        action="store_true",
+        help=f"--pufferlib3: train both at one policy and geometry, PL 3.0 set to ours, no LSTM "
+        f"(pl3_matched.py; --train-envs of {','.join(pl3_matched.MATCHABLE)}); no raw steps",
+    )
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=0,
+        help="--matched: torch threads on both sides (0: each side's own; 1 keeps runs on a shared box "
+        "from stalling each other's threads)",
     )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
@@ -182,6 +195,8 @@ def check_arguments(args: argparse.Namespace) -> None:
             raise BadArgument(f"{flag} must be >= {least}, got {value}")
     if not args.scale > 0:
         raise BadArgument(f"--scale must be > 0, got {args.scale}")
+    if args.matched:
+        raise BadArgument("--matched compares with PufferLib 3.0: puffer bench --pufferlib3 --matched")
 
 
 def load_saved(path: str) -> dict[str, Any]:
@@ -203,7 +218,7 @@ def load_saved(path: str) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     if args.pufferlib3:
-        return pufferlib3.run(args, machine)
+        return (pl3_matched.run if args.matched else pufferlib3.run)(args, machine)
     try:
         check_arguments(args)
         saved = load_saved(args.from_json) if args.from_json else None

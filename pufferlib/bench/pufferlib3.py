@@ -30,7 +30,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -108,7 +108,7 @@ def _driver(python: Path, mode: str, spec: dict, ours: bool, timeout: float, std
             timeout=timeout,
         )
     if out.returncode:
-        last = out.stderr.strip().splitlines()[-1:] or [f"exit code {out.returncode}"]
+        last = pl3_dashboard.strip(out.stderr).strip().splitlines()[-1:] or [f"exit code {out.returncode}"]
         raise RuntimeError(f"{'ours' if ours else 'PufferLib 3.0'} {mode} failed: {last[0]}")
     return out.stdout or ""
 
@@ -148,16 +148,27 @@ def raw_pl3(python: Path, name: str, seconds: float) -> dict[str, Any]:
     return json.loads(_driver(python, "steps", spec, False, 120 + 4 * seconds).splitlines()[-1])
 
 
-def train_pl3(python: Path, name: str, seconds: float, keep: Path | None) -> dict[str, Any]:
+def train_pl3(
+    python: Path,
+    name: str,
+    seconds: float,
+    keep: Path | None,
+    changes: dict[str, Any] | None = None,
+    threads: int = 0,
+) -> dict[str, Any]:
     """PufferLib 3.0's `puffer train puffer_NAME` for `seconds`: figures from its log lines, the
-    dashboard's steady frames beside them; with `keep`, its stdout and log are saved there."""
+    dashboard's steady frames beside them, and `ran`, the config it trained with (`changes` applied
+    to its .ini's, pl3_driver.apply) and its policy's parameter count; `threads`: its torch threads
+    (0: torch's default); with `keep`, its stdout and log are saved there."""
     with tempfile.TemporaryDirectory(prefix="pl3train-") as tmp:
-        log, shown = Path(tmp) / "log.jsonl", Path(tmp) / "dashboard.txt"
+        log, shown, ran = Path(tmp) / "log.jsonl", Path(tmp) / "dashboard.txt", Path(tmp) / "ran.json"
         spec = {"env": f"puffer_{name}", "args": list(PL3_TRAIN_ARGS), "seconds": seconds, "log": str(log)}
+        spec.update({"set": changes or {}, "ran": str(ran), "torch_threads": threads})
         with open(shown, "w") as f:
             _driver(python, "train", spec, False, 600 + 3 * seconds, stdout=f)
         lines = pl3_dashboard.log_lines(log)
         text = shown.read_text()
+        config = json.loads(ran.read_text()) if ran.is_file() else None
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             (keep / "log.jsonl").write_text(log.read_text())
@@ -173,19 +184,21 @@ def train_pl3(python: Path, name: str, seconds: float, keep: Path | None) -> dic
         "score": pl3_dashboard.score(last),
         "dashboard_sps": sorted(f["sps"] for f in frames)[len(frames) // 2] if frames else None,
         "curve": pl3_dashboard.curve(lines),
+        "ran": config,
     }
 
 
-def train_ours(name: str, seconds: float, keep: Path | None) -> dict[str, Any]:
-    """Our `puffer train ocean/NAME` for `seconds` (its config, not stopping when solved; its step budget
-    stays, so a run that spends it early stops there: the table shows the seconds it took)."""
+def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Our `puffer train ocean/NAME [overrides]` for `seconds` (its config, not stopping when solved; its
+    step budget stays, so a run that spends it early stops there: the table shows the seconds it took);
+    `ran`: the config.toml it wrote and the parameter count of its last checkpoint's policy."""
     with tempfile.TemporaryDirectory(prefix="ourtrain-") as tmp:
         run_dir = Path(tmp) / "run"
         cmd = [
             sys.executable, "-m", "pufferlib.cli", "train", f"ocean/{name}", "--train.device", "cpu",
             "--train.max_seconds", str(seconds),
             "--train.stop_when_solved", "false", "--train.run_dir", str(run_dir),
-            "--track.tensorboard", "false",
+            "--track.tensorboard", "false", *overrides,
         ]  # fmt: skip
         env = {
             **os.environ,
@@ -196,7 +209,11 @@ def train_ours(name: str, seconds: float, keep: Path | None) -> dict[str, Any]:
             last = out.stderr.strip().splitlines()[-1:] or [f"exit code {out.returncode}"]
             raise RuntimeError(f"ours train ocean/{name} failed: {last[0]}")
         summary = json.loads((run_dir / "summary.json").read_text())
-        metrics = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x.strip()]
+        logged = run_dir / "metrics.jsonl"  # none when the budget ended before the first update
+        metrics = (
+            [json.loads(x) for x in logged.read_text().splitlines() if x.strip()] if logged.is_file() else []
+        )
+        ran = _ran(run_dir, name)
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             for f in ("summary.json", "metrics.jsonl", "config.toml"):
@@ -212,7 +229,33 @@ def train_ours(name: str, seconds: float, keep: Path | None) -> dict[str, Any]:
             for m in metrics
             if m.get("episodic_return") is not None
         ],
+        "ran": ran,
     }
+
+
+def _ran(run_dir: Path, name: str) -> dict[str, Any]:
+    """The config our run of ocean/`name` wrote (config.toml), the parameter count of its last
+    checkpoint, and the env's observation features and action logits (as pl3_driver reports them)."""
+    import tomllib
+
+    import numpy as np
+
+    from pufferlib import environments
+    from pufferlib.train.run import checkpoint
+
+    config = tomllib.loads((run_dir / "config.toml").read_text())
+    saved = checkpoint.listed(run_dir)
+    weights = checkpoint.load(saved[-1])["state_dict"] if saved else {}
+    env = environments.get(f"ocean/{name}").make_env()
+    try:
+        space = env.single_action_space
+        actions = int(space.n) if hasattr(space, "n") else None
+        actions = int(np.sum(space.nvec)) if hasattr(space, "nvec") else actions
+        inputs = int(np.prod(env.single_observation_space.shape))
+    finally:
+        env.close()
+    parameters = sum(v.numel() for v in weights.values()) or None
+    return {"config": config, "parameters": parameters, "inputs": inputs, "actions": actions}
 
 
 def _sample(base: dict[str, Any], measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:

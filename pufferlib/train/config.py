@@ -35,6 +35,7 @@ CHOICES = {
     ("vec", "backend"): ("native", "pufferenv", "serial", "multiprocessing", "ray"),
     ("train", "solve_metric"): ("return", "win_rate", "wins", "score"),
     ("train", "precision"): ("fp32", "bf16"),  # precision.py
+    ("train", "optimizer"): ("adam", "muon"),  # ppo/optimizer.py
 }
 PATTERNS = {
     ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),
@@ -51,6 +52,8 @@ RANGES = {
     "train.solve_score": "any",
     "train.num_steps": ">= 1",
     "train.learning_rate": "> 0",
+    "train.muon_momentum": "[0, 1)",
+    "train.muon_adam_lr": "> 0",
     "train.gamma": "(0, 1]",
     "train.gae_lambda": "[0, 1]",
     "train.num_minibatches": ">= 1",

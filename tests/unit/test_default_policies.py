@@ -52,3 +52,34 @@ def test_action_masks_are_honoured():
     mask = torch.tensor([[0, 1, 0, 1, 0]]).repeat(64, 1)
     action, _, _ = sample_logits(logits, mask=mask)
     assert (action[:, 0] == 1).all() and (action[:, 1] == 0).all()
+
+
+@pytest.mark.parametrize("layers", [1, 2, 3])
+def test_default_policy_depth_is_num_layers(layers):
+    from pufferlib.models import Default
+
+    env = environments.make("ocean/squared_py")
+    try:
+        policy = Default(env, hidden_size=16, num_layers=layers)
+        linears = [m for m in policy.encoder if isinstance(m, torch.nn.Linear)]
+        assert len(linears) == layers and all(m.out_features == 16 for m in linears)
+        with torch.no_grad():
+            _, value = policy(torch.from_numpy(env.reset(seed=0)[0]))
+        assert value.shape == (env.num_agents, 1)
+    finally:
+        env.close()
+
+
+def test_a_default_policy_without_layers_is_a_config_error():
+    from pufferlib.train import config
+    from pufferlib.train.config import ConfigError
+    from pufferlib.train.setup import make_policy
+
+    binding = environments.get("ocean/squared_py")
+    env = binding.make_env()
+    try:
+        cfg = config.load("ocean/squared_py", {"policy.num_layers": 0})
+        with pytest.raises(ConfigError, match="num_layers must be at least 1, got 0"):
+            make_policy(binding, env, cfg)
+    finally:
+        env.close()

@@ -12,13 +12,14 @@ from torch import nn
 from pufferlib.train.ppo import precision as precisions
 from pufferlib.train.ppo.loss import ppo_loss
 from pufferlib.train.ppo.minibatch import minibatches, samples
+from pufferlib.train.ppo.optimizer import Optimizer
 from pufferlib.train.ppo.rollout import Experience
 from pufferlib.train.scale import distributed
 
 
 def update(
     policy: nn.Module,
-    optimizer: torch.optim.Optimizer,
+    optimizer: Optimizer,
     exp: Experience,
     adv: torch.Tensor,
     returns: torch.Tensor,

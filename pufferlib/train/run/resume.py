@@ -1,7 +1,8 @@
 """Resume a run: what a checkpoint must hold beyond the weights, and how a run directory continues.
 
 `snapshot` captures the training state at a rollout boundary (after an update): the optimizer
-(Adam's moments and step counts), the learning rate, global steps, updates and episodes, the
+(Adam's moments and step counts; under train.optimizer muon, Muon's momentum buffers too) and
+its name, the learning rate, global steps, updates and episodes, the
 episode statistics window (so the mean return and `solved` carry on), the elapsed seconds (the
 time budget and the time axis continue), the RNG states of torch and numpy, and the seed the
 envs are reset with when the run continues. `restore` puts it back into a freshly built run.
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 
 from pufferlib.train.config import ConfigError
+from pufferlib.train.ppo import optimizer as optimizers
 
 
 class ResumeError(ConfigError):
@@ -41,13 +43,14 @@ def reset_seed(seed: int, update: int) -> int:
 
 
 def snapshot(
-    run: Any, optimizer: torch.optim.Optimizer, update: int, seconds: float, seed: int
+    run: Any, optimizer: optimizers.Optimizer, update: int, seconds: float, seed: int
 ) -> dict[str, Any]:
     """The training state after update `update` of a run seeded with `seed` (tensors and plain
     values: weights_only loads it)."""
     keys, pos, has_gauss, gauss = np.random.get_state()[1:]
     state = {
         "optimizer": optimizer.state_dict(),
+        "optimizer_name": optimizers.name_of(optimizer),
         "learning_rate": float(optimizer.param_groups[0]["lr"]),
         "steps": int(run.steps),
         "update": int(update),
@@ -66,9 +69,16 @@ def snapshot(
     return state
 
 
-def restore(state: dict[str, Any], run: Any, optimizer: torch.optim.Optimizer) -> tuple[int, float]:
+def restore(state: dict[str, Any], run: Any, optimizer: optimizers.Optimizer) -> tuple[int, float]:
     """Put `state` back (optimizer, counters, episode statistics, RNGs); returns (update, seconds).
-    Call it last before the loop: building the policy and the envs draws from the RNGs."""
+    Call it last before the loop: building the policy and the envs draws from the RNGs. ResumeError
+    when the checkpoint's optimizer is not the one train.optimizer builds now."""
+    saved, now = state.get("optimizer_name", "adam"), optimizers.name_of(optimizer)  # older: Adam
+    if saved != now:
+        raise ResumeError(
+            f"the checkpoint was trained with train.optimizer {saved}, this run asks for {now}: "
+            f"resume with --train.optimizer {saved}"
+        )
     try:
         optimizer.load_state_dict(state["optimizer"])
         optimizer.param_groups[0]["lr"] = state["learning_rate"]
