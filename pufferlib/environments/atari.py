@@ -206,11 +206,10 @@ REGISTERED = (
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"atari/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="atari",
+    return Binding.of(
+        "atari",
+        game,
+        make_env,
         policy=Policy,
         requires=("ale_py",),
         smoke=SmokeSpec(steps=512, seconds=60.0),

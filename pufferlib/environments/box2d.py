@@ -84,11 +84,10 @@ def _binding(name: str) -> Binding:
 
     env_id, _, description = ENVS[name]
     pixels = CAR_RACING_FRAME if env_id.startswith("CarRacing") else ()
-    return Binding(
-        name=f"box2d/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="box2d",
+    return Binding.of(
+        "box2d",
+        name,
+        make_env,
         policy=PixelPolicy if pixels else Policy,
         requires=("Box2D", "pygame") if pixels else ("Box2D",),
         # CarRacing renders every step in Python (~100 steps/s on one core), the others are fast.

@@ -111,11 +111,10 @@ REGISTERED = ("catch/0", "deep_sea/0", "memory_len/0")
 
 
 def _binding(bsuite_id: str) -> Binding:
-    return Binding(
-        name=f"bsuite/{bsuite_id}",
-        make=make_env,
-        kwargs={"name": bsuite_id},
-        extra="bsuite",
+    return Binding.of(
+        "bsuite",
+        bsuite_id,
+        make_env,
         policy=Policy,
         requires=("bsuite", "dm_env"),
         smoke=SmokeSpec(steps=256, seconds=90.0, learn=bsuite_id == "catch/0"),

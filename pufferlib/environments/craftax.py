@@ -142,11 +142,10 @@ env_creator = family_env_creator("craftax")  # PufferLib's env_creator(name)
 
 def _binding(name: str) -> Binding:
     classic, pixels = ENVS[name]
-    return Binding(
-        name=f"craftax/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="craftax",
+    return Binding.of(
+        "craftax",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         requires=("craftax", "jax"),
         smoke=SmokeSpec(steps=64, seconds=300.0),  # the first compile of the batched step (CPU)

@@ -118,11 +118,10 @@ env_creator = family_env_creator("crafter")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"crafter/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="crafter",
+    return Binding.of(
+        "crafter",
+        name,
+        make_env,
         policy=Policy,
         requires=("crafter",),
         smoke=SmokeSpec(steps=64, seconds=180.0),

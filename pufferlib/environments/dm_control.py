@@ -188,11 +188,10 @@ def _binding(name: str) -> Binding:
     heavy = domain in ("dog", "humanoid_CMU", "quadruped", "humanoid", "stacker", "manipulator")
     camera = 2 if domain == "quadruped" else 0
     observes = f"84x84x3 frames rendered headless (camera {camera})" if pixels else "the suite's state Dict"
-    return Binding(
-        name=f"dm_control/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="dm_control",
+    return Binding.of(
+        "dm_control",
+        name,
+        make_env,
         policy=PixelPolicy if pixels else Policy,
         requires=("dm_control", "shimmy"),
         # Pixels render every step in software on the CPU (~100 frames/s on one core): a few steps suffice.

@@ -146,11 +146,10 @@ REGISTERED = ("sokoban", "zelda", "clusters")
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"griddly/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="griddly",
+    return Binding.of(
+        "griddly",
+        game,
+        make_env,
         policy=Policy,
         requires=("griddly",),
         smoke=SmokeSpec(steps=256, seconds=90.0),

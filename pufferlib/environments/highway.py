@@ -91,11 +91,10 @@ REGISTERED = ("highway-fast-v0", "intersection-v0", "parking-v0")
 
 def _binding(name: str) -> Binding:
     goal = " (goal-conditioned Dict, continuous actions)" if name.startswith("parking") else ""
-    return Binding(
-        name=f"highway/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="highway",
+    return Binding.of(
+        "highway",
+        name,
+        make_env,
         policy=Policy,
         requires=("highway_env",),
         smoke=SmokeSpec(steps=16 if name.startswith("intersection") else 48, seconds=180.0),  # ~5 steps/s

@@ -161,11 +161,10 @@ env_creator = family_env_creator("kinetix")  # PufferLib's env_creator(name)
 def _binding(name: str) -> Binding:
     size, obs, action = name.split("-")[1:]
     pixels = obs == "Pixels"
-    return Binding(
-        name=f"kinetix/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="kinetix",
+    return Binding.of(
+        "kinetix",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         requires=("kinetix", "jax2d", "jaxgl", "gymnax", "chex", "jax"),
         hint="pip install 'pufferlib[kinetix]' && pip install --no-deps kinetix-env jax2d jaxgl gymnax "

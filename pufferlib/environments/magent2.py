@@ -151,11 +151,10 @@ REGISTERED = ("battle_v4", "tiger_deer_v4")
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"magent2/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="magent2",
+    return Binding.of(
+        "magent2",
+        name,
+        make_env,
         policy=Policy,
         multiagent=True,
         requires=("magent2",),

@@ -141,11 +141,10 @@ env_creator = family_env_creator("metaworld")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"metaworld/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="metaworld",
+    return Binding.of(
+        "metaworld",
+        name,
+        make_env,
         policy=Policy,
         requires=("metaworld",),
         smoke=SmokeSpec(steps=32, seconds=120.0),  # building the 50 goal variations dominates anyway

@@ -318,11 +318,10 @@ env_creator = family_env_creator("microrts")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"microrts/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="microrts",
+    return Binding.of(
+        "microrts",
+        name,
+        make_env,
         policy=Policy,
         requires=("gym_microrts", "jpype"),
         # the learn cell trains to its step budget (the config's total_timesteps); it solved in 90-200 s on

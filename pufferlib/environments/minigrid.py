@@ -165,11 +165,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"minigrid/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="minigrid",
+    return Binding.of(
+        "minigrid",
+        name,
+        make_env,
         policy=Policy,
         requires=("minigrid",),
         smoke=SmokeSpec(steps=512, seconds=30.0),

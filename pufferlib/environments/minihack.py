@@ -88,11 +88,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"minihack/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="minihack",
+    return Binding.of(
+        "minihack",
+        name,
+        make_env,
         policy=Policy,
         requires=("minihack", "nle", "pkg_resources"),
         smoke=SmokeSpec(steps=512, seconds=60.0),

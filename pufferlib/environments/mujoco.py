@@ -65,11 +65,10 @@ def _binding(name: str) -> Binding:
     import gymnasium
 
     obs, act = ENVS[name]
-    return Binding(
-        name=f"mujoco/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="mujoco",
+    return Binding.of(
+        "mujoco",
+        name,
+        make_env,
         policy=Policy,
         requires=("mujoco",),
         # learn: InvertedPendulum solves in ~120k steps (~15 s on 2 cores), the continuous-control cell

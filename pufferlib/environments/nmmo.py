@@ -92,11 +92,10 @@ env_creator = family_env_creator("nmmo")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"nmmo/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="nmmo",
+    return Binding.of(
+        "nmmo",
+        name,
+        make_env,
         policy="pufferlib.environments.support.policies:NMMO",
         multiagent=True,
         requires=("nmmo",),

@@ -381,11 +381,10 @@ DESCRIPTIONS = {
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"open_spiel/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="open_spiel",
+    return Binding.of(
+        "open_spiel",
+        game,
+        make_env,
         policy=Policy,
         multiagent=True,
         requires=("pyspiel",),

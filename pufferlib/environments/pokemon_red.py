@@ -234,11 +234,10 @@ class RomBinding(Binding):
 
 def _binding(name: str) -> Binding:
     test = name == "testrom"
-    return (Binding if test else RomBinding)(
-        name=f"pokemon_red/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="pokemon_red",
+    return (Binding if test else RomBinding).of(
+        "pokemon_red",
+        name,
+        make_env,
         policy=Policy,
         requires=("pyboy",),
         smoke=SmokeSpec(steps=128, seconds=120.0),

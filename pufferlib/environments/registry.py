@@ -53,6 +53,13 @@ class Binding:
     # Why no install can make it available here (a family catalogued, not bound: dm_lab, kinetix); "": none
     unavailable: str = ""
 
+    @classmethod
+    def of(cls, family: str, name: str, make: Callable[..., PufferEnv], **fields: Any) -> Binding:
+        """`family/name`, built by `make(name=name)` and installed by the extra named after the family
+        (`extra=` where it has another name); `fields` are the rest of the Binding's."""
+        fields.setdefault("extra", family)
+        return cls(name=f"{family}/{name}", make=make, kwargs={"name": name}, **fields)
+
     @property
     def family(self) -> str:
         return self.name.split("/", 1)[0]
@@ -220,10 +227,10 @@ def register_unavailable(
     make_env = functools.partial(_raise_unavailable, family, reason)  # picklable, like every creator
 
     def build(name: str) -> Binding:
-        return Binding(
-            name=f"{family}/{name}",
-            make=make_env,
-            kwargs={"name": name},
+        return Binding.of(
+            family,
+            name,
+            make_env,
             extra="",
             requires=requires,
             unavailable=reason,

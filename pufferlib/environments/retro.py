@@ -249,11 +249,10 @@ class RetroBinding(Binding):
 
 
 def _binding(game: str) -> Binding:
-    return RetroBinding(
-        name=f"retro/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="retro",
+    return RetroBinding.of(
+        "retro",
+        game,
+        make_env,
         policy=Policy,
         requires=("stable_retro",),
         smoke=SmokeSpec(steps=128, seconds=120.0),

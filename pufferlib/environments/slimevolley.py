@@ -194,11 +194,10 @@ def _binding(name: str) -> Binding:
         what = "both slimes are agents (self-play), 12 state features each, MultiBinary(3) actions"
     else:
         what = "12 state features, MultiBinary(3) actions, against the built-in baseline"
-    return Binding(
-        name=f"slimevolley/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="slimevolley",
+    return Binding.of(
+        "slimevolley",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         multiagent=selfplay,
         requires=("slimevolleygym", "cv2"),

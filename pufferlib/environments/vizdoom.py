@@ -170,11 +170,10 @@ REGISTERED = ("basic", "deadly_corridor", "health_gathering")
 
 
 def _binding(scenario: str) -> Binding:
-    return Binding(
-        name=f"vizdoom/{scenario}",
-        make=make_env,
-        kwargs={"name": scenario},
-        extra="vizdoom",
+    return Binding.of(
+        "vizdoom",
+        scenario,
+        make_env,
         policy=Policy,
         requires=("vizdoom",),
         smoke=SmokeSpec(steps=256, seconds=120.0),
