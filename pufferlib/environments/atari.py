@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.environments.support.policies:Atari"
@@ -218,6 +218,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in REGISTERED:
-    register(_binding(_game))
-register_catalog("atari", GAMES, _binding)
+register_catalog("atari", GAMES, _binding, registered=REGISTERED)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 PixelPolicy = "pufferlib.models:Convolutional"
@@ -98,6 +98,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in ENVS:
-    register(_binding(_name))
-register_catalog("box2d", tuple(ENVS), _binding)
+register_catalog("box2d", tuple(ENVS), _binding, registered=ENVS)

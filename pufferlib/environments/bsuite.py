@@ -26,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 # Experiments of bsuite 0.3.6 and their number of settings (bsuite.sweep), without the MNIST three.
@@ -124,6 +124,4 @@ def _binding(bsuite_id: str) -> Binding:
     )
 
 
-for _id in REGISTERED:
-    register(_binding(_id))
-register_catalog("bsuite", IDS, _binding)
+register_catalog("bsuite", IDS, _binding, registered=REGISTERED)

@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import craftax_jax, jax_cache, jax_games
 from pufferlib.environments.support.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -159,9 +159,7 @@ def _binding(name: str) -> Binding:
 # minutes (and their executables load slowly even from the persistent cache), which the matrix budget
 # cannot carry. The other three ids are made the same way on demand (tests/unit/test_env_craftax.py
 # covers pixels).
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("craftax", tuple(ENVS), _binding)
+register_catalog("craftax", tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(

@@ -29,7 +29,7 @@ import gymnasium
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The single-agent ids highway-env 1.12.1 registers.
@@ -102,6 +102,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("highway", ENVS, _binding)
+register_catalog("highway", ENVS, _binding, registered=REGISTERED)

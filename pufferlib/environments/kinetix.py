@@ -36,7 +36,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import jax_cache, jax_games, kinetix_jax
 from pufferlib.environments.support.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -179,9 +179,7 @@ def _binding(name: str) -> Binding:
 # The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
 # the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
 # demand (tests/unit/test_env_kinetix.py covers Continuous and Discrete).
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("kinetix", tuple(ENVS), _binding)
+register_catalog("kinetix", tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(

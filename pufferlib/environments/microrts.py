@@ -47,7 +47,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib import spaces as pspaces
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import child
 from pufferlib.environments.support.batched import BatchedGames
 
@@ -335,6 +335,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("microrts", tuple(MAPS), _binding)
+register_catalog("microrts", tuple(MAPS), _binding, registered=REGISTERED)

@@ -16,7 +16,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:MiniGrid"
 MISSION_LENGTH = 128
@@ -176,6 +176,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("minigrid", ENVS, _binding)
+register_catalog("minigrid", ENVS, _binding, registered=REGISTERED)

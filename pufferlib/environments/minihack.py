@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.environments.nethack import make_nle
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:NetHack"
 # A cross-section of the suite: navigation, skills, the MiniGrid ports, and a quest.
@@ -99,6 +99,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("minihack", ENVS, _binding)
+register_catalog("minihack", ENVS, _binding, registered=REGISTERED)

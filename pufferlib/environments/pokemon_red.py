@@ -43,7 +43,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import gbrom
 
 Policy = "pufferlib.models:Convolutional"
@@ -250,5 +250,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register(_binding("testrom"))
-register_catalog("pokemon_red", TASKS, _binding)
+register_catalog("pokemon_red", TASKS, _binding, registered=("testrom",))

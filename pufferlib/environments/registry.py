@@ -11,7 +11,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -135,13 +135,21 @@ def register(binding: Binding) -> Binding:
     return binding
 
 
-def register_catalog(family: str, names: tuple[str, ...], build: Callable[[str], Binding]) -> None:
-    """Let get()/make() build any of a family's `names` on demand, beyond its registered bindings.
+def register_catalog(
+    family: str,
+    names: tuple[str, ...],
+    build: Callable[[str], Binding],
+    registered: Iterable[str] = (),
+) -> None:
+    """Let get()/make() build any of a family's `names` on demand, after registering `build(name)` for
+    each of `registered`.
 
     Families with many near-identical members (57 Atari games, every MiniGrid id) register a
     representative set, which the integration matrix exercises, and catalog the rest: they share
     the registered members' code path and are made the same way.
     """
+    for name in registered:
+        register(build(name))
     _CATALOGS[family] = (tuple(names), build)
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, numeric_items
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import child
 
 Policy = "pufferlib.models:Convolutional"
@@ -262,6 +262,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in SHIPPED:
-    register(_binding(_game))
-register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding)
+register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding, registered=SHIPPED)

@@ -33,7 +33,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 STATE_SHAPE = (12,)
 PIXEL_SHAPE = (84, 168, 3)  # slimevolleygym's PIXEL_HEIGHT x PIXEL_WIDTH
@@ -207,6 +207,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in TASKS:
-    register(_binding(_name))
-register_catalog("slimevolley", TASKS, _binding)
+register_catalog("slimevolley", TASKS, _binding, registered=TASKS)

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:Doom"
 # The single-player scenarios of vizdoom 1.3.2 with only on/off buttons. Left out: deathmatch, cig,
@@ -182,6 +182,4 @@ def _binding(scenario: str) -> Binding:
     )
 
 
-for _scenario in REGISTERED:
-    register(_binding(_scenario))
-register_catalog("vizdoom", SCENARIOS, _binding)
+register_catalog("vizdoom", SCENARIOS, _binding, registered=REGISTERED)
