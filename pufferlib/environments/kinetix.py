@@ -199,26 +199,12 @@ def bench(
 
         python -c "from pufferlib.environments.kinetix import bench; bench()"
     """
-    import statistics
-    import time
-
     import jax
 
     platform = jax_cache.setup(jax).devices()[0].platform
     print(f"kinetix/{name} on {platform}, load {os.getloadavg()[0]:.1f}")
 
-    def rate(reset, step) -> tuple[float, float]:  # (median steps/s of one call per step, warm-up seconds)
-        start = time.perf_counter()
-        reset()
-        step()
-        warmup = time.perf_counter() - start
-        rates = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            rates.append(steps / (time.perf_counter() - start))
-        return statistics.median(rates), warmup
+    rate = functools.partial(jax_games.call_rate, steps=steps, repeats=repeats)  # (calls/s, warm-up s)
 
     line = "  {:>4} levels, {:<22} {:10,.0f} steps/s   (reset + first step {:.1f}s)"
     for n in sizes:
