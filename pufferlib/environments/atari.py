@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.environments.support.policies:Atari"
@@ -206,11 +206,10 @@ REGISTERED = (
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"atari/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="atari",
+    return Binding.of(
+        "atari",
+        game,
+        make_env,
         policy=Policy,
         requires=("ale_py",),
         smoke=SmokeSpec(steps=512, seconds=60.0),
@@ -219,6 +218,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in REGISTERED:
-    register(_binding(_game))
-register_catalog("atari", GAMES, _binding)
+register_catalog("atari", GAMES, _binding, registered=REGISTERED)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 PixelPolicy = "pufferlib.models:Convolutional"
@@ -84,11 +84,10 @@ def _binding(name: str) -> Binding:
 
     env_id, _, description = ENVS[name]
     pixels = CAR_RACING_FRAME if env_id.startswith("CarRacing") else ()
-    return Binding(
-        name=f"box2d/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="box2d",
+    return Binding.of(
+        "box2d",
+        name,
+        make_env,
         policy=PixelPolicy if pixels else Policy,
         requires=("Box2D", "pygame") if pixels else ("Box2D",),
         # CarRacing renders every step in Python (~100 steps/s on one core), the others are fast.
@@ -99,6 +98,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in ENVS:
-    register(_binding(_name))
-register_catalog("box2d", tuple(ENVS), _binding)
+register_catalog("box2d", tuple(ENVS), _binding, registered=ENVS)

@@ -26,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 # Experiments of bsuite 0.3.6 and their number of settings (bsuite.sweep), without the MNIST three.
@@ -111,11 +111,10 @@ REGISTERED = ("catch/0", "deep_sea/0", "memory_len/0")
 
 
 def _binding(bsuite_id: str) -> Binding:
-    return Binding(
-        name=f"bsuite/{bsuite_id}",
-        make=make_env,
-        kwargs={"name": bsuite_id},
-        extra="bsuite",
+    return Binding.of(
+        "bsuite",
+        bsuite_id,
+        make_env,
         policy=Policy,
         requires=("bsuite", "dm_env"),
         smoke=SmokeSpec(steps=256, seconds=90.0, learn=bsuite_id == "catch/0"),
@@ -125,6 +124,4 @@ def _binding(bsuite_id: str) -> Binding:
     )
 
 
-for _id in REGISTERED:
-    register(_binding(_id))
-register_catalog("bsuite", IDS, _binding)
+register_catalog("bsuite", IDS, _binding, registered=REGISTERED)

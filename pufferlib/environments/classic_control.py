@@ -30,10 +30,10 @@ env_creator = family_env_creator("classic_control")  # PufferLib's env_creator(n
 
 for _name, _solved in ENVS.items():
     register(
-        Binding(
-            name=f"classic_control/{_name}",
-            make=make_env,
-            kwargs={"name": _name},
+        Binding.of(
+            "classic_control",
+            _name,
+            make_env,
             extra="classic",
             multiagent=False,
             smoke=SmokeSpec(steps=256, seconds=120.0, learn=_name == "CartPole-v1"),

@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import craftax_jax, jax_cache, jax_games
 from pufferlib.environments.support.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -142,11 +142,10 @@ env_creator = family_env_creator("craftax")  # PufferLib's env_creator(name)
 
 def _binding(name: str) -> Binding:
     classic, pixels = ENVS[name]
-    return Binding(
-        name=f"craftax/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="craftax",
+    return Binding.of(
+        "craftax",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         requires=("craftax", "jax"),
         smoke=SmokeSpec(steps=64, seconds=300.0),  # the first compile of the batched step (CPU)
@@ -160,9 +159,7 @@ def _binding(name: str) -> Binding:
 # minutes (and their executables load slowly even from the persistent cache), which the matrix budget
 # cannot carry. The other three ids are made the same way on demand (tests/unit/test_env_craftax.py
 # covers pixels).
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("craftax", tuple(ENVS), _binding)
+register_catalog("craftax", tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(
@@ -177,9 +174,6 @@ def bench(
 
         python -c "from pufferlib.environments.craftax import bench; bench()"
     """
-    import statistics
-    import time
-
     import jax
 
     from pufferlib.environments import crafter
@@ -188,19 +182,17 @@ def bench(
     print(f"craftax/{name} on {platform}, load {os.getloadavg()[0]:.1f}")
     for n in (*sizes, "crafter"):
         env = crafter.make_env("reward") if n == "crafter" else make_env(name, num_envs=n)
-        rng = np.random.default_rng(0)
-        start = time.perf_counter()
-        env.reset(seed=0)
-        env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
-        warmup = time.perf_counter() - start
-        rates = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(steps):
-                if env.done:
-                    env.reset()
-                env.step(rng.integers(0, env.single_action_space.n, env.num_agents))
-            rates.append(steps * env.num_agents / (time.perf_counter() - start))
+        step = functools.partial(_random_step, env, np.random.default_rng(0))
+        per_step, warmup = jax_games.call_rate(functools.partial(env.reset, seed=0), step, steps, repeats)
         env.close()
         label = "crafter/reward (1 game, Python)" if n == "crafter" else f"{n} games"
-        print(f"  {label:<32} {statistics.median(rates):10,.0f} steps/s   (reset + first step {warmup:.1f}s)")
+        print(
+            f"  {label:<32} {per_step * env.num_agents:10,.0f} steps/s   (reset + first step {warmup:.1f}s)"
+        )
+
+
+def _random_step(env: PufferEnv, rng: np.random.Generator) -> None:
+    """One step of `env` with uniform random actions for every game (a finished env is reset first)."""
+    if env.done:
+        env.reset()
+    env.step(rng.integers(0, env.single_action_space.n, env.num_agents))

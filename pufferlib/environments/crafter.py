@@ -30,7 +30,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Convolutional"
 ENVS = {"reward": True, "noreward": False}  # name -> crafter.Env(reward=...)
@@ -118,11 +118,10 @@ env_creator = family_env_creator("crafter")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"crafter/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="crafter",
+    return Binding.of(
+        "crafter",
+        name,
+        make_env,
         policy=Policy,
         requires=("crafter",),
         smoke=SmokeSpec(steps=64, seconds=180.0),
@@ -132,5 +131,5 @@ def _binding(name: str) -> Binding:
     )
 
 
-register(_binding("reward"))  # the matrix runs this one; noreward is the same game, made on demand
-register_catalog("crafter", tuple(ENVS), _binding)
+# the matrix runs "reward"; noreward is the same game, made on demand
+register_catalog("crafter", tuple(ENVS), _binding, registered=("reward",))

@@ -26,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -188,11 +188,10 @@ def _binding(name: str) -> Binding:
     heavy = domain in ("dog", "humanoid_CMU", "quadruped", "humanoid", "stacker", "manipulator")
     camera = 2 if domain == "quadruped" else 0
     observes = f"84x84x3 frames rendered headless (camera {camera})" if pixels else "the suite's state Dict"
-    return Binding(
-        name=f"dm_control/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="dm_control",
+    return Binding.of(
+        "dm_control",
+        name,
+        make_env,
         policy=PixelPolicy if pixels else Policy,
         requires=("dm_control", "shimmy"),
         # Pixels render every step in software on the CPU (~100 frames/s on one core): a few steps suffice.
@@ -202,6 +201,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("dm_control", NAMES + tuple(f"{n}-pixels" for n in NAMES), _binding)
+register_catalog("dm_control", NAMES + tuple(f"{n}-pixels" for n in NAMES), _binding, registered=REGISTERED)

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The GDY files of griddly 1.6.7's single-player games (under griddly/resources/games/).
@@ -146,11 +146,10 @@ REGISTERED = ("sokoban", "zelda", "clusters")
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"griddly/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="griddly",
+    return Binding.of(
+        "griddly",
+        game,
+        make_env,
         policy=Policy,
         requires=("griddly",),
         smoke=SmokeSpec(steps=256, seconds=90.0),
@@ -158,6 +157,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in REGISTERED:
-    register(_binding(_game))
-register_catalog("griddly", tuple(GAMES), _binding)
+register_catalog("griddly", tuple(GAMES), _binding, registered=REGISTERED)

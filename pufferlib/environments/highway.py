@@ -29,7 +29,7 @@ import gymnasium
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The single-agent ids highway-env 1.12.1 registers.
@@ -91,11 +91,10 @@ REGISTERED = ("highway-fast-v0", "intersection-v0", "parking-v0")
 
 def _binding(name: str) -> Binding:
     goal = " (goal-conditioned Dict, continuous actions)" if name.startswith("parking") else ""
-    return Binding(
-        name=f"highway/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="highway",
+    return Binding.of(
+        "highway",
+        name,
+        make_env,
         policy=Policy,
         requires=("highway_env",),
         smoke=SmokeSpec(steps=16 if name.startswith("intersection") else 48, seconds=180.0),  # ~5 steps/s
@@ -103,6 +102,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("highway", ENVS, _binding)
+register_catalog("highway", ENVS, _binding, registered=REGISTERED)

@@ -36,7 +36,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import jax_cache, jax_games, kinetix_jax
 from pufferlib.environments.support.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -161,11 +161,10 @@ env_creator = family_env_creator("kinetix")  # PufferLib's env_creator(name)
 def _binding(name: str) -> Binding:
     size, obs, action = name.split("-")[1:]
     pixels = obs == "Pixels"
-    return Binding(
-        name=f"kinetix/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="kinetix",
+    return Binding.of(
+        "kinetix",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         requires=("kinetix", "jax2d", "jaxgl", "gymnax", "chex", "jax"),
         hint="pip install 'pufferlib[kinetix]' && pip install --no-deps kinetix-env jax2d jaxgl gymnax "
@@ -180,9 +179,7 @@ def _binding(name: str) -> Binding:
 # The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
 # the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
 # demand (tests/unit/test_env_kinetix.py covers Continuous and Discrete).
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("kinetix", tuple(ENVS), _binding)
+register_catalog("kinetix", tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(
@@ -202,26 +199,12 @@ def bench(
 
         python -c "from pufferlib.environments.kinetix import bench; bench()"
     """
-    import statistics
-    import time
-
     import jax
 
     platform = jax_cache.setup(jax).devices()[0].platform
     print(f"kinetix/{name} on {platform}, load {os.getloadavg()[0]:.1f}")
 
-    def rate(reset, step) -> tuple[float, float]:  # (median steps/s of one call per step, warm-up seconds)
-        start = time.perf_counter()
-        reset()
-        step()
-        warmup = time.perf_counter() - start
-        rates = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            rates.append(steps / (time.perf_counter() - start))
-        return statistics.median(rates), warmup
+    rate = functools.partial(jax_games.call_rate, steps=steps, repeats=repeats)  # (calls/s, warm-up s)
 
     line = "  {:>4} levels, {:<22} {:10,.0f} steps/s   (reset + first step {:.1f}s)"
     for n in sizes:

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:MAgent"
 # name -> description. Each is `magent2.environments.<name>` with its own keyword arguments
@@ -151,11 +151,10 @@ REGISTERED = ("battle_v4", "tiger_deer_v4")
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"magent2/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="magent2",
+    return Binding.of(
+        "magent2",
+        name,
+        make_env,
         policy=Policy,
         multiagent=True,
         requires=("magent2",),
@@ -164,9 +163,7 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("magent2", tuple(ENVS), _binding)
+register_catalog("magent2", tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(name: str = "battle_v4", steps: int = 300, repeats: int = 5) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -141,11 +141,10 @@ env_creator = family_env_creator("metaworld")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"metaworld/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="metaworld",
+    return Binding.of(
+        "metaworld",
+        name,
+        make_env,
         policy=Policy,
         requires=("metaworld",),
         smoke=SmokeSpec(steps=32, seconds=120.0),  # building the 50 goal variations dominates anyway
@@ -153,6 +152,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("metaworld", TASKS, _binding)
+register_catalog("metaworld", TASKS, _binding, registered=REGISTERED)

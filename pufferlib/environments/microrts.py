@@ -47,7 +47,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib import spaces as pspaces
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import child
 from pufferlib.environments.support.batched import BatchedGames
 
@@ -318,11 +318,10 @@ env_creator = family_env_creator("microrts")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"microrts/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="microrts",
+    return Binding.of(
+        "microrts",
+        name,
+        make_env,
         policy=Policy,
         requires=("gym_microrts", "jpype"),
         # the learn cell trains to its step budget (the config's total_timesteps); it solved in 90-200 s on
@@ -336,6 +335,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("microrts", tuple(MAPS), _binding)
+register_catalog("microrts", tuple(MAPS), _binding, registered=REGISTERED)

@@ -16,7 +16,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:MiniGrid"
 MISSION_LENGTH = 128
@@ -165,11 +165,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"minigrid/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="minigrid",
+    return Binding.of(
+        "minigrid",
+        name,
+        make_env,
         policy=Policy,
         requires=("minigrid",),
         smoke=SmokeSpec(steps=512, seconds=30.0),
@@ -177,6 +176,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("minigrid", ENVS, _binding)
+register_catalog("minigrid", ENVS, _binding, registered=REGISTERED)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.environments.nethack import make_nle
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:NetHack"
 # A cross-section of the suite: navigation, skills, the MiniGrid ports, and a quest.
@@ -88,11 +88,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"minihack/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="minihack",
+    return Binding.of(
+        "minihack",
+        name,
+        make_env,
         policy=Policy,
         requires=("minihack", "nle", "pkg_resources"),
         smoke=SmokeSpec(steps=512, seconds=60.0),
@@ -100,6 +99,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("minihack", ENVS, _binding)
+register_catalog("minihack", ENVS, _binding, registered=REGISTERED)

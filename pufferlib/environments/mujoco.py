@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -65,11 +65,10 @@ def _binding(name: str) -> Binding:
     import gymnasium
 
     obs, act = ENVS[name]
-    return Binding(
-        name=f"mujoco/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="mujoco",
+    return Binding.of(
+        "mujoco",
+        name,
+        make_env,
         policy=Policy,
         requires=("mujoco",),
         # learn: InvertedPendulum solves in ~120k steps (~15 s on 2 cores), the continuous-control cell
@@ -79,6 +78,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("mujoco", tuple(ENVS), _binding)
+register_catalog("mujoco", tuple(ENVS), _binding, registered=REGISTERED)

@@ -101,11 +101,10 @@ env_creator = family_env_creator("nethack")  # PufferLib's env_creator(name)
 
 for _task in TASKS:
     register(
-        Binding(
-            name=f"nethack/{_task}",
-            make=make_env,
-            kwargs={"name": _task},
-            extra="nethack",
+        Binding.of(
+            "nethack",
+            _task,
+            make_env,
             policy=Policy,
             requires=("nle",),
             smoke=SmokeSpec(steps=512, seconds=60.0),

@@ -39,7 +39,7 @@ from typing import Any
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 # id -> (nmmo preset class name, description)
 ENVS = {
@@ -92,11 +92,10 @@ env_creator = family_env_creator("nmmo")  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding(
-        name=f"nmmo/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="nmmo",
+    return Binding.of(
+        "nmmo",
+        name,
+        make_env,
         policy="pufferlib.environments.support.policies:NMMO",
         multiagent=True,
         requires=("nmmo",),
@@ -110,6 +109,4 @@ def _binding(name: str) -> Binding:
 # The registered set (exercised by the integration matrix): the small preset, 64 agents; Medium is made
 # the same way on demand.
 REGISTERED = ("Small",)
-for _name in REGISTERED:
-    register(_binding(_name))
-register_catalog("nmmo", tuple(ENVS), _binding)
+register_catalog("nmmo", tuple(ENVS), _binding, registered=REGISTERED)

@@ -84,10 +84,10 @@ def description(name: str) -> str:
 def binding(name: str, spec: Native) -> Binding:
     from pufferlib.ocean.native import FIX
 
-    return Binding(
-        name=f"ocean/{name}",
-        make=make_env,
-        kwargs={"name": name},
+    return Binding.of(
+        "ocean",
+        name,
+        make_env,
         extra="",
         policy=spec.policy,
         multiagent=spec.multiagent,

@@ -38,7 +38,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.spaces import sample_allowed_action
 
 Policy = "pufferlib.environments.support.policies:OpenSpiel"
@@ -381,11 +381,10 @@ DESCRIPTIONS = {
 
 
 def _binding(game: str) -> Binding:
-    return Binding(
-        name=f"open_spiel/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="open_spiel",
+    return Binding.of(
+        "open_spiel",
+        game,
+        make_env,
         policy=Policy,
         multiagent=True,
         requires=("pyspiel",),
@@ -396,6 +395,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in REGISTERED:
-    register(_binding(_game))
-register_catalog("open_spiel", GAMES, _binding)
+register_catalog("open_spiel", GAMES, _binding, registered=REGISTERED)

@@ -43,7 +43,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import gbrom
 
 Policy = "pufferlib.models:Convolutional"
@@ -234,11 +234,10 @@ class RomBinding(Binding):
 
 def _binding(name: str) -> Binding:
     test = name == "testrom"
-    return (Binding if test else RomBinding)(
-        name=f"pokemon_red/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="pokemon_red",
+    return (Binding if test else RomBinding).of(
+        "pokemon_red",
+        name,
+        make_env,
         policy=Policy,
         requires=("pyboy",),
         smoke=SmokeSpec(steps=128, seconds=120.0),
@@ -251,5 +250,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register(_binding("testrom"))
-register_catalog("pokemon_red", TASKS, _binding)
+register_catalog("pokemon_red", TASKS, _binding, registered=("testrom",))

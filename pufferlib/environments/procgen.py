@@ -149,11 +149,10 @@ env_creator = family_env_creator("procgen")  # PufferLib's env_creator(name)
 
 for _game in GAMES:
     register(
-        Binding(
-            name=f"procgen/{_game}",
-            make=make_env,
-            kwargs={"name": _game},
-            extra="procgen",
+        Binding.of(
+            "procgen",
+            _game,
+            make_env,
             policy=Policy,
             requires=("procgen", "gym3"),
             smoke=SmokeSpec(steps=512, seconds=60.0),

@@ -11,7 +11,7 @@ import difflib
 import functools
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -52,6 +52,13 @@ class Binding:
     hint: str = ""  # how to make it available when that is not a pip extra
     # Why no install can make it available here (a family catalogued, not bound: dm_lab, kinetix); "": none
     unavailable: str = ""
+
+    @classmethod
+    def of(cls, family: str, name: str, make: Callable[..., PufferEnv], **fields: Any) -> Binding:
+        """`family/name`, built by `make(name=name)` and installed by the extra named after the family
+        (`extra=` where it has another name); `fields` are the rest of the Binding's."""
+        fields.setdefault("extra", family)
+        return cls(name=f"{family}/{name}", make=make, kwargs={"name": name}, **fields)
 
     @property
     def family(self) -> str:
@@ -128,13 +135,21 @@ def register(binding: Binding) -> Binding:
     return binding
 
 
-def register_catalog(family: str, names: tuple[str, ...], build: Callable[[str], Binding]) -> None:
-    """Let get()/make() build any of a family's `names` on demand, beyond its registered bindings.
+def register_catalog(
+    family: str,
+    names: tuple[str, ...],
+    build: Callable[[str], Binding],
+    registered: Iterable[str] = (),
+) -> None:
+    """Let get()/make() build any of a family's `names` on demand, after registering `build(name)` for
+    each of `registered`.
 
     Families with many near-identical members (57 Atari games, every MiniGrid id) register a
     representative set, which the integration matrix exercises, and catalog the rest: they share
     the registered members' code path and are made the same way.
     """
+    for name in registered:
+        register(build(name))
     _CATALOGS[family] = (tuple(names), build)
 
 
@@ -220,10 +235,10 @@ def register_unavailable(
     make_env = functools.partial(_raise_unavailable, family, reason)  # picklable, like every creator
 
     def build(name: str) -> Binding:
-        return Binding(
-            name=f"{family}/{name}",
-            make=make_env,
-            kwargs={"name": name},
+        return Binding.of(
+            family,
+            name,
+            make_env,
             extra="",
             requires=requires,
             unavailable=reason,

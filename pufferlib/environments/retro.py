@@ -37,7 +37,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, numeric_items
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 from pufferlib.environments.support import child
 
 Policy = "pufferlib.models:Convolutional"
@@ -249,11 +249,10 @@ class RetroBinding(Binding):
 
 
 def _binding(game: str) -> Binding:
-    return RetroBinding(
-        name=f"retro/{game}",
-        make=make_env,
-        kwargs={"name": game},
-        extra="retro",
+    return RetroBinding.of(
+        "retro",
+        game,
+        make_env,
         policy=Policy,
         requires=("stable_retro",),
         smoke=SmokeSpec(steps=128, seconds=120.0),
@@ -263,6 +262,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-for _game in SHIPPED:
-    register(_binding(_game))
-register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding)
+register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding, registered=SHIPPED)

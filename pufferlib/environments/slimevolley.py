@@ -33,7 +33,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 STATE_SHAPE = (12,)
 PIXEL_SHAPE = (84, 168, 3)  # slimevolleygym's PIXEL_HEIGHT x PIXEL_WIDTH
@@ -194,11 +194,10 @@ def _binding(name: str) -> Binding:
         what = "both slimes are agents (self-play), 12 state features each, MultiBinary(3) actions"
     else:
         what = "12 state features, MultiBinary(3) actions, against the built-in baseline"
-    return Binding(
-        name=f"slimevolley/{name}",
-        make=make_env,
-        kwargs={"name": name},
-        extra="slimevolley",
+    return Binding.of(
+        "slimevolley",
+        name,
+        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         multiagent=selfplay,
         requires=("slimevolleygym", "cv2"),
@@ -208,6 +207,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-for _name in TASKS:
-    register(_binding(_name))
-register_catalog("slimevolley", TASKS, _binding)
+register_catalog("slimevolley", TASKS, _binding, registered=TASKS)

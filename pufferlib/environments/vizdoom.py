@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register, register_catalog
+from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
 
 Policy = "pufferlib.environments.support.policies:Doom"
 # The single-player scenarios of vizdoom 1.3.2 with only on/off buttons. Left out: deathmatch, cig,
@@ -170,11 +170,10 @@ REGISTERED = ("basic", "deadly_corridor", "health_gathering")
 
 
 def _binding(scenario: str) -> Binding:
-    return Binding(
-        name=f"vizdoom/{scenario}",
-        make=make_env,
-        kwargs={"name": scenario},
-        extra="vizdoom",
+    return Binding.of(
+        "vizdoom",
+        scenario,
+        make_env,
         policy=Policy,
         requires=("vizdoom",),
         smoke=SmokeSpec(steps=256, seconds=120.0),
@@ -183,6 +182,4 @@ def _binding(scenario: str) -> Binding:
     )
 
 
-for _scenario in REGISTERED:
-    register(_binding(_scenario))
-register_catalog("vizdoom", SCENARIOS, _binding)
+register_catalog("vizdoom", SCENARIOS, _binding, registered=REGISTERED)

@@ -17,12 +17,7 @@ KEEP_OLD = "keep the content-hash tags the new chain supersedes (default: untag 
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--variant",
-        choices=auto.CHOICES,
-        default="auto",
-        help="cpu or cuda; auto (default): cuda when this machine has an NVIDIA GPU, else cpu",
-    )
+    auto.add_argument(p)
     p.add_argument("--namespace", default=NAMESPACE, help=f"image repository prefix (default {NAMESPACE})")
 
 

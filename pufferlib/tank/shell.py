@@ -25,12 +25,7 @@ from pufferlib.tank.names import UID_LABEL, image_ref
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--variant",
-        choices=variant.CHOICES,
-        default="auto",
-        help="which lib image: cpu, cuda, or auto (default): cuda when this machine has an NVIDIA GPU",
-    )
+    variant.add_argument(p, "which lib image")
     p.add_argument("--image", help="run this image instead of puffertank/lib:VARIANT")
     p.add_argument(
         "--gpus",

@@ -28,6 +28,7 @@ else:  # run by path, even as `python3 -I`: the sibling file, without importing 
     PCI_DEVICES, nvidia_gpus = hostfacts.PCI_DEVICES, hostfacts.nvidia_gpus
 
 CHOICES = ("auto", "cpu", "cuda")  # what --variant accepts; every subcommand's default is auto
+AUTO_HELP = "cpu or cuda; auto (default): cuda when this machine has an NVIDIA GPU, else cpu"
 
 
 def auto_variant(sysfs: Path = PCI_DEVICES) -> str:
@@ -38,6 +39,16 @@ def auto_variant(sysfs: Path = PCI_DEVICES) -> str:
 def resolve(name: str, sysfs: Path = PCI_DEVICES) -> str:
     """A --variant value as an image variant: 'auto' follows this machine's hardware, cpu and cuda stay."""
     return auto_variant(sysfs) if name == "auto" else name
+
+
+def add_argument(p: argparse.ArgumentParser, what: str = "") -> None:
+    """--variant, one of CHOICES, auto by default; `what` names what the variant picks (the help's start)."""
+    p.add_argument(
+        "--variant",
+        choices=CHOICES,
+        default="auto",
+        help=f"{what}: {AUTO_HELP}" if what else AUTO_HELP,
+    )
 
 
 def explain(sysfs: Path = PCI_DEVICES) -> str:

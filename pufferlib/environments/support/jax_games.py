@@ -17,6 +17,8 @@ child, reset and close.
 from __future__ import annotations
 
 import os
+import statistics
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,6 +67,24 @@ def serve(fd: int, make_local: Callable[..., Any]) -> None:
         return handle, local.spec
 
     child.serve(fd, build)
+
+
+def call_rate(
+    reset: Callable[[], Any], step: Callable[[], Any], steps: int, repeats: int
+) -> tuple[float, float]:
+    """(median calls of `step` per second over `repeats` runs of `steps` calls, seconds of the warm-up):
+    the warm-up, `reset()` and a first `step()`, is where a JAX program compiles, so it is timed apart."""
+    start = time.perf_counter()
+    reset()
+    step()
+    warmup = time.perf_counter() - start
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        rates.append(steps / (time.perf_counter() - start))
+    return statistics.median(rates), warmup
 
 
 class Remote:

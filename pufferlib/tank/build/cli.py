@@ -23,12 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "without a registry: the Debian 12 base is made locally (debootstrap) when it cannot be pulled."
         ),
     )
-    p.add_argument(
-        "--variant",
-        choices=variant.CHOICES,
-        default="auto",
-        help="torch build: cpu or cuda; auto (default): cuda when this machine has an NVIDIA GPU, else cpu",
-    )
+    variant.add_argument(p, "torch build")
     p.add_argument(
         "--stage", choices=(*STAGES, "all"), default="all", help="build up to this stage (default: all = lib)"
     )

@@ -26,12 +26,7 @@ from pufferlib.tank.signals import exit_status
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("matrix", help="exercise every registered binding inside the container, with reports")
-    p.add_argument(
-        "--variant",
-        choices=["cpu", "cuda", "auto"],
-        default="auto",
-        help="image variant (auto: cuda when this machine has an NVIDIA GPU, else cpu: puffertank variant)",
-    )
+    auto.add_argument(p, "image variant")
     p.add_argument(
         "--gpus",
         choices=["auto", "all", "none"],
