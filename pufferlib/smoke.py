@@ -295,12 +295,19 @@ class Smoke:
         # One torch thread: the matrix runs cells side by side on shared cores, where the threads a
         # native env's config asks for (one per core) would oversubscribe them and stall each other
         # (ocean/cartpole: 3k SPS beside another cell, 180k alone).
-        overrides = {"train.total_timesteps": steps, "train.max_seconds": guard, "train.torch_threads": 1}
+        overrides = {
+            **dict(self.binding.smoke.learn_overrides),
+            "train.total_timesteps": steps,
+            "train.max_seconds": guard,
+            "train.torch_threads": 1,
+        }
         summary = train(self.name, overrides, quiet=True)
         if summary.get("solve_metric") == "win_rate":  # self-play (train/versus.py)
             what, value = "win rate against a random opponent", summary["score"]
         elif summary.get("solve_metric") == "wins":  # the env's `win` info: against its own bot
             what, value = "win rate against the env's opponent", summary["score"]
+        elif summary.get("solve_metric") == "score":  # the env's own `score` (PufferLib's envs log one)
+            what, value = "mean score", summary["score"]
         else:
             what, value = "mean return", summary["mean_return"]
         mean = "none (no episode ended)" if value is None else f"{value:.3f}"

@@ -164,6 +164,26 @@ def unbounded(space: Any) -> Any:
     return gymnasium.spaces.Box(low=low, high=high, shape=space.shape, dtype=dtype)
 
 
+# The catalog envs with a learn cell: the config the check trains with, over its .ini's (an MLP: the .ini's
+# rnn_name turns our LSTM on, slower to learn in a minute), with the score that counts as solved
+# (train.solve_score, on the metric the .ini's mapping chose: the env's own `score` where it logs one).
+# Measured on the 2-core box with one torch thread (docs/environments.md).
+PL3_LEARN: dict[str, tuple[tuple[str, Any], ...]] = {
+    # cartpole's score is the episode length, at most 200 (PufferLib's); 195 is gymnasium's CartPole-v0 bar.
+    # Reached 200 in 1M steps, 8.5 s (512 envs x 16 steps, as ocean.cartpole.toml).
+    "cartpole": (
+        ("train.solve_score", 195.0),
+        ("rnn.enabled", False),
+        ("vec.num_envs", 512),
+        ("train.num_steps", 16),
+        ("train.num_minibatches", 4),
+        ("train.learning_rate", 3e-3),
+        ("policy.hidden_size", 64),
+    ),
+}
+PL3_LEARN_STEPS = 2_000_000
+
+
 def register_pufferlib3() -> None:
     """pufferlib3/<name> for each env of the built catalog (`python -m pufferlib.ocean.contracts.catalog
     build`); the envs that failed a rung are catalogued with their finding. Nothing when it was not built."""
@@ -183,6 +203,11 @@ def register_pufferlib3() -> None:
                     multiagent=m.agents_per_env > 1,
                     description=f"{m.description or name} [PufferLib {catalog.VERSION}'s sdist]",
                     native=True,
+                    smoke=SmokeSpec(
+                        learn=name in PL3_LEARN,
+                        learn_steps=PL3_LEARN_STEPS,
+                        learn_overrides=PL3_LEARN.get(name, ()),
+                    ),
                 )
             )
     missing = {n: e for n, e in entries.items() if not e["available"]}

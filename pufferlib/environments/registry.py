@@ -29,6 +29,9 @@ class SmokeSpec:
     # The learn check's budget in agent steps; 0: the binding's train config's total_timesteps (its
     # learning-rate schedule unchanged, as the solved table trains it). Wall time is only a hang guard.
     learn_steps: int = 0
+    # Config overrides for the learn check only, as ("section.key", value) pairs: for an env whose own
+    # config is not ours to edit (PufferLib 3.0's .ini for pufferlib3/<name>).
+    learn_overrides: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
