@@ -4,7 +4,6 @@ what each side reports it ran, and one short real run of both on cartpole."""
 from __future__ import annotations
 
 import importlib.util
-import json
 
 import numpy as np
 import pytest
@@ -167,33 +166,3 @@ def test_matched_without_pufferlib3_or_with_an_env_it_cannot_match_is_refused(ca
     code, err = bench("--pufferlib3", "--matched", "--torch-threads", "-1", capsys=capsys)
     assert code == 2 and "--torch-threads must be 0 (each side's own) or more, got -1" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-
-
-def test_both_sides_train_cartpole_at_the_same_geometry(tmp_path, capsys):
-    """A short real run of both (about 30 s; 5 s of training each): each reads back the same rows,
-    steps, minibatch, epochs, width, depth and parameter count. Figures are printed, never asserted."""
-    python = pufferlib3.default_python()
-    if not python.exists():
-        skip_or_fail(f"no PufferLib 3.0 peer at {python}: {pufferlib3.BUILD}")
-    if pufferlib3.native_missing("cartpole"):
-        skip_or_fail(f"ocean/cartpole: {pufferlib3.native_missing('cartpole')}")
-    out = tmp_path / "matched.json"
-    args = ["--pufferlib3", "--matched", "--train-envs", "cartpole", "--train-seconds", "5", "--repeats", "1"]
-    args += ["--torch-threads", "1"]  # a shared box's load does not stall one thread per side
-    code = cli.main(["bench", *args, "--json-file", str(out)])
-    printed = capsys.readouterr()
-    assert code == 0, printed.err[-2000:]
-    saved = json.loads(out.read_text())
-    assert saved["mismatches"] == []
-    ran = {r["side"]: pl3_matched.ran_row(r["side"], r["ran"]) for r in saved["train"]}
-    shape = {k: ran["pl3"][k] for k in (*pl3_matched.SHAPE, "inputs", "actions", "parameters")}
-    assert shape == {k: ran["ours"][k] for k in (*pl3_matched.SHAPE, "inputs", "actions", "parameters")}
-    g = pl3_matched.geometry("cartpole")
-    assert (shape["rows"], shape["steps"], shape["minibatch"], shape["rnn"]) == (
-        g.rows,
-        g.steps,
-        g.minibatch,
-        None,
-    )
-    assert ran["pl3"]["threads"] == ran["ours"]["threads"] == 1
-    assert "What each side ran" in printed.out
