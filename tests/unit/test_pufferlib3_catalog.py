@@ -3,8 +3,8 @@ header and audited by the testing ladder (pufferlib/ocean/contracts/catalog.py, 
 
 The catalog is built once per version of what builds it (the contract headers and modules, the sdist pin):
 ~2.5 min on 2 cores, kept under ~/.cache/puffertank/pufferlib3-catalog/<hash> (catalog.cached()). tests/run.sh
-fetches the sdist and builds it there before pytest, so the host registers `pufferlib3/*` as the image does
-(the matrix tests compare the two); the tests themselves use no network.
+fetches the sdist and builds it there before pytest (test_matrix_pufferlib3.py compares the image's catalog
+with it); the tests themselves use no network.
 """
 
 from __future__ import annotations
