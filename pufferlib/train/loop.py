@@ -124,6 +124,9 @@ def learn(spec: RunSpec, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
                 vecenv.close()
                 if judge is not None:
                     judge.close()
+                # DDP's reducer holds the process group: let it go while the group is still joined,
+                # so leaving it (destroy_process_group) tears gloo down with nothing left pending
+                replicated = training = None
     finally:
         try:
             if summary is not None:

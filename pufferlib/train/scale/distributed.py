@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import gc
 import hashlib
 import os
 import socket
@@ -178,7 +179,11 @@ class Ranks(Solo):
         self._heart = Heartbeat(rank, world_size)
 
     def close(self) -> None:
+        """Stop the heartbeat and collect what still holds the process group (a DDP wrapper in a
+        reference cycle) before it is destroyed: left to the interpreter's exit, its teardown
+        can abort the rank ("terminate called without an active exception")."""
         self._heart.stop()
+        gc.collect()
 
     def rank_config(self, cfg: Config) -> Config:
         """cfg with train.seed offset by rank * vec.num_envs: env i of rank r gets seed + r*num_envs + i."""
