@@ -116,20 +116,8 @@ class Craftax(jax_games.JaxGames):
         super().__init__(buf)
         self._setup(seed)
 
-    def step(self, actions):
-        obs, reward, terminal, truncated, unlocked = self._engine.step(self._actions(actions))
-        self.observations[:] = obs
-        self.rewards[:] = reward
-        self.terminals[:] = terminal
-        self.truncations[:] = truncated
-        infos = self._stats.step(
-            self.rewards,
-            self.terminals | self.truncations,
-            lambda i: {
-                f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)
-            },
-        )
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+    def _episode_info(self, unlocked: Any, i: int) -> dict[str, float]:
+        return {f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)}
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:

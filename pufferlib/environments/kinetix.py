@@ -130,16 +130,8 @@ class Kinetix(jax_games.JaxGames):
         super().__init__(buf)
         self._setup(seed)
 
-    def step(self, actions):
-        obs, reward, terminal, truncated, solved = self._engine.step(self._actions(actions))
-        self.observations[:] = obs
-        self.rewards[:] = reward
-        self.terminals[:] = terminal
-        self.truncations[:] = truncated
-        infos = self._stats.step(
-            self.rewards, self.terminals | self.truncations, lambda i: {"solved": float(solved[i])}
-        )
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+    def _episode_info(self, solved: Any, i: int) -> dict[str, float]:
+        return {"solved": float(solved[i])}
 
     def render(self) -> np.ndarray | None:
         """Game 0 as a (125, 125, 3) uint8 frame (None before the first reset)."""
