@@ -9,11 +9,10 @@ nothing else (progress goes to stderr or is left out); a file to write is `--out
 from __future__ import annotations
 
 import argparse
-import importlib
 import signal
 import sys
 
-from pufferlib.provenance import describe
+from pufferlib.command_line import command_parser
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (
@@ -28,16 +27,7 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="puffer", description="PufferLib: environments, training, benchmarks."
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"puffer {describe()}", help="print the version and exit"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    return parser
+    return command_parser("puffer", "PufferLib: environments, training, benchmarks.", COMMAND_MODULES)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.environments.support.policies:Atari"
@@ -186,7 +186,10 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return Atari(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("atari")  # PufferLib's env_creator(name)
+members = Members(
+    "atari", make_env, policy=Policy, requires=("ale_py",), smoke=SmokeSpec(steps=512, seconds=60.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); every other game of GAMES is made the
@@ -206,16 +209,11 @@ REGISTERED = (
 
 
 def _binding(game: str) -> Binding:
-    return Binding.of(
-        "atari",
+    return members.bind(
         game,
-        make_env,
-        policy=Policy,
-        requires=("ale_py",),
-        smoke=SmokeSpec(steps=512, seconds=60.0),
         pixels=(4, 84, 84),  # a stack of 4 grey frames, channels first
         description=f"Atari {game} (frame skip 4, grey 84x84, stack 4, no-op resets, episodic life)",
     )
 
 
-register_catalog("atari", GAMES, _binding, registered=REGISTERED)
+register_catalog(members.family, GAMES, _binding, registered=REGISTERED)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.models:Default"
 PixelPolicy = "pufferlib.models:Convolutional"
@@ -76,7 +76,8 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-env_creator = family_env_creator("box2d")  # PufferLib's env_creator(name)
+members = Members("box2d", make_env)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
@@ -84,10 +85,8 @@ def _binding(name: str) -> Binding:
 
     env_id, _, description = ENVS[name]
     pixels = CAR_RACING_FRAME if env_id.startswith("CarRacing") else ()
-    return Binding.of(
-        "box2d",
+    return members.bind(
         name,
-        make_env,
         policy=PixelPolicy if pixels else Policy,
         requires=("Box2D", "pygame") if pixels else ("Box2D",),
         # CarRacing renders every step in Python (~100 steps/s on one core), the others are fast.
@@ -98,4 +97,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register_catalog("box2d", tuple(ENVS), _binding, registered=ENVS)
+register_catalog(members.family, tuple(ENVS), _binding, registered=ENVS)

@@ -26,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.models:Default"
 # Experiments of bsuite 0.3.6 and their number of settings (bsuite.sweep), without the MNIST three.
@@ -103,7 +103,8 @@ def make_env(name: str, buf: Any = None, seed: int = 0) -> PufferEnv:
     return GymnasiumPufferEnv(env=BSuite(name), buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("bsuite")  # PufferLib's env_creator(name)
+members = Members("bsuite", make_env, policy=Policy, requires=("bsuite", "dm_env"))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): a basic skill, exploration, memory.
@@ -111,12 +112,8 @@ REGISTERED = ("catch/0", "deep_sea/0", "memory_len/0")
 
 
 def _binding(bsuite_id: str) -> Binding:
-    return Binding.of(
-        "bsuite",
+    return members.bind(
         bsuite_id,
-        make_env,
-        policy=Policy,
-        requires=("bsuite", "dm_env"),
         smoke=SmokeSpec(steps=256, seconds=90.0, learn=bsuite_id == "catch/0"),
         # catch: +1 for a caught ball, -1 for a miss, one per episode: solved when 95% are caught
         solved=0.9 if bsuite_id.startswith("catch/") else None,
@@ -124,4 +121,4 @@ def _binding(bsuite_id: str) -> Binding:
     )
 
 
-register_catalog("bsuite", IDS, _binding, registered=REGISTERED)
+register_catalog(members.family, IDS, _binding, registered=REGISTERED)

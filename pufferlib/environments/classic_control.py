@@ -6,7 +6,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+from pufferlib.environments.registry import Members, SmokeSpec, register
 
 Policy = "pufferlib.models:Default"
 # id -> mean episode return that counts as solved (gymnasium's reward thresholds; Pendulum-v1 has
@@ -25,17 +25,14 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("classic_control")  # PufferLib's env_creator(name)
+members = Members("classic_control", make_env, extra="classic", multiagent=False)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 for _name, _solved in ENVS.items():
     register(
-        Binding.of(
-            "classic_control",
+        members.bind(
             _name,
-            make_env,
-            extra="classic",
-            multiagent=False,
             smoke=SmokeSpec(steps=256, seconds=120.0, learn=_name == "CartPole-v1"),
             solved=_solved,
             description=f"Gymnasium {_name}",

@@ -41,7 +41,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import craftax_jax, jax_cache, jax_games
 from pufferlib.environments.support.craftax_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -116,20 +116,8 @@ class Craftax(jax_games.JaxGames):
         super().__init__(buf)
         self._setup(seed)
 
-    def step(self, actions):
-        obs, reward, terminal, truncated, unlocked = self._engine.step(self._actions(actions))
-        self.observations[:] = obs
-        self.rewards[:] = reward
-        self.terminals[:] = terminal
-        self.truncations[:] = truncated
-        infos = self._stats.step(
-            self.rewards,
-            self.terminals | self.truncations,
-            lambda i: {
-                f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)
-            },
-        )
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+    def _episode_info(self, unlocked: Any, i: int) -> dict[str, float]:
+        return {f"achievements/{a}": float(u) for a, u in zip(self.achievements, unlocked[i], strict=True)}
 
 
 def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> PufferEnv:
@@ -137,18 +125,20 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return Craftax(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("craftax")  # PufferLib's env_creator(name)
+members = Members(
+    "craftax",
+    make_env,
+    requires=("craftax", "jax"),
+    smoke=SmokeSpec(steps=64, seconds=300.0),  # the first compile of the batched step (CPU)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
     classic, pixels = ENVS[name]
-    return Binding.of(
-        "craftax",
+    return members.bind(
         name,
-        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
-        requires=("craftax", "jax"),
-        smoke=SmokeSpec(steps=64, seconds=300.0),  # the first compile of the batched step (CPU)
         description=f"{'Craftax-Classic' if classic else 'Craftax'} in JAX, "
         f"{'pixels (uint8)' if pixels else 'symbolic'} observations; one jitted step for all games",
     )
@@ -159,7 +149,7 @@ def _binding(name: str) -> Binding:
 # minutes (and their executables load slowly even from the persistent cache), which the matrix budget
 # cannot carry. The other three ids are made the same way on demand (tests/unit/test_env_craftax.py
 # covers pixels).
-register_catalog("craftax", tuple(ENVS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(

@@ -30,7 +30,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.models:Convolutional"
 ENVS = {"reward": True, "noreward": False}  # name -> crafter.Env(reward=...)
@@ -114,17 +114,15 @@ def make_env(name: str = "reward", buf: Any = None, seed: int = 0, **kwargs: Any
     return env
 
 
-env_creator = family_env_creator("crafter")  # PufferLib's env_creator(name)
+members = Members(
+    "crafter", make_env, policy=Policy, requires=("crafter",), smoke=SmokeSpec(steps=64, seconds=180.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "crafter",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("crafter",),
-        smoke=SmokeSpec(steps=64, seconds=180.0),
         pixels=(64, 64, 3),
         description="Crafter 64x64x3 image, 17 actions, achievements in infos"
         + ("" if ENVS[name] else "; reward 0 (unsupervised)"),
@@ -132,4 +130,4 @@ def _binding(name: str) -> Binding:
 
 
 # the matrix runs "reward"; noreward is the same game, made on demand
-register_catalog("crafter", tuple(ENVS), _binding, registered=("reward",))
+register_catalog(members.family, tuple(ENVS), _binding, registered=("reward",))

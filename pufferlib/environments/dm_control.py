@@ -26,7 +26,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -180,7 +180,8 @@ def make_env(
     return puffer_env
 
 
-env_creator = family_env_creator("dm_control")  # PufferLib's env_creator(name)
+members = Members("dm_control", make_env, requires=("dm_control", "shimmy"))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
@@ -188,12 +189,9 @@ def _binding(name: str) -> Binding:
     heavy = domain in ("dog", "humanoid_CMU", "quadruped", "humanoid", "stacker", "manipulator")
     camera = 2 if domain == "quadruped" else 0
     observes = f"84x84x3 frames rendered headless (camera {camera})" if pixels else "the suite's state Dict"
-    return Binding.of(
-        "dm_control",
+    return members.bind(
         name,
-        make_env,
         policy=PixelPolicy if pixels else Policy,
-        requires=("dm_control", "shimmy"),
         # Pixels render every step in software on the CPU (~100 frames/s on one core): a few steps suffice.
         smoke=SmokeSpec(steps=16 if pixels else 32 if heavy else 128, seconds=120.0),
         pixels=FRAME if pixels else (),
@@ -201,4 +199,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register_catalog("dm_control", NAMES + tuple(f"{n}-pixels" for n in NAMES), _binding, registered=REGISTERED)
+register_catalog(members.family, NAMES + tuple(f"{n}-pixels" for n in NAMES), _binding, registered=REGISTERED)

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The GDY files of griddly 1.6.7's single-player games (under griddly/resources/games/).
@@ -138,7 +138,10 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return GymnasiumPufferEnv(env=Griddly(name, **kwargs), buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("griddly")  # PufferLib's env_creator(name)
+members = Members(
+    "griddly", make_env, policy=Policy, requires=("griddly",), smoke=SmokeSpec(steps=256, seconds=90.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix), with vector observations.
@@ -146,15 +149,10 @@ REGISTERED = ("sokoban", "zelda", "clusters")
 
 
 def _binding(game: str) -> Binding:
-    return Binding.of(
-        "griddly",
+    return members.bind(
         game,
-        make_env,
-        policy=Policy,
-        requires=("griddly",),
-        smoke=SmokeSpec(steps=256, seconds=90.0),
         description=f"Griddly {GAMES[game]} (vector observer: one channel per object, channels first)",
     )
 
 
-register_catalog("griddly", tuple(GAMES), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(GAMES), _binding, registered=REGISTERED)

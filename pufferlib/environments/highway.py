@@ -29,7 +29,7 @@ import gymnasium
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.models:Default"
 # The single-agent ids highway-env 1.12.1 registers.
@@ -81,7 +81,8 @@ def make_env(
     return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("highway")  # PufferLib's env_creator(name)
+members = Members("highway", make_env, policy=Policy, requires=("highway_env",))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix; highway-env steps at tens of steps per
@@ -91,15 +92,11 @@ REGISTERED = ("highway-fast-v0", "intersection-v0", "parking-v0")
 
 def _binding(name: str) -> Binding:
     goal = " (goal-conditioned Dict, continuous actions)" if name.startswith("parking") else ""
-    return Binding.of(
-        "highway",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("highway_env",),
         smoke=SmokeSpec(steps=16 if name.startswith("intersection") else 48, seconds=180.0),  # ~5 steps/s
         description=f"highway-env {name}: kinematics observations{goal}",
     )
 
 
-register_catalog("highway", ENVS, _binding, registered=REGISTERED)
+register_catalog(members.family, ENVS, _binding, registered=REGISTERED)

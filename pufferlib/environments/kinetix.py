@@ -36,7 +36,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import jax_cache, jax_games, kinetix_jax
 from pufferlib.environments.support.kinetix_jax import DEFAULT_NUM_ENVS, ENVS, REGISTERED, default_resets
 
@@ -130,16 +130,8 @@ class Kinetix(jax_games.JaxGames):
         super().__init__(buf)
         self._setup(seed)
 
-    def step(self, actions):
-        obs, reward, terminal, truncated, solved = self._engine.step(self._actions(actions))
-        self.observations[:] = obs
-        self.rewards[:] = reward
-        self.terminals[:] = terminal
-        self.truncations[:] = truncated
-        infos = self._stats.step(
-            self.rewards, self.terminals | self.truncations, lambda i: {"solved": float(solved[i])}
-        )
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+    def _episode_info(self, solved: Any, i: int) -> dict[str, float]:
+        return {"solved": float(solved[i])}
 
     def render(self) -> np.ndarray | None:
         """Game 0 as a (125, 125, 3) uint8 frame (None before the first reset)."""
@@ -155,21 +147,23 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return Kinetix(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("kinetix")  # PufferLib's env_creator(name)
+members = Members(
+    "kinetix",
+    make_env,
+    requires=("kinetix", "jax2d", "jaxgl", "gymnax", "chex", "jax"),
+    hint="pip install 'pufferlib[kinetix]' && pip install --no-deps kinetix-env jax2d jaxgl gymnax "
+    "(kinetix-env requires a training stack the env never imports; docs/environments.md, Kinetix)",
+    smoke=SmokeSpec(steps=64, seconds=300.0),  # an id outside the image is traced and compiled first
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
     size, obs, action = name.split("-")[1:]
     pixels = obs == "Pixels"
-    return Binding.of(
-        "kinetix",
+    return members.bind(
         name,
-        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
-        requires=("kinetix", "jax2d", "jaxgl", "gymnax", "chex", "jax"),
-        hint="pip install 'pufferlib[kinetix]' && pip install --no-deps kinetix-env jax2d jaxgl gymnax "
-        "(kinetix-env requires a training stack the env never imports; docs/environments.md, Kinetix)",
-        smoke=SmokeSpec(steps=64, seconds=300.0),  # an id outside the image is traced and compiled first
         pixels=(125, 125, 3) if pixels else (),
         description=f"Kinetix random {size} levels in JAX, {'pixels (uint8)' if pixels else 'symbolic'} "
         f"observations, {action} actions; one JAX call steps every level",
@@ -179,7 +173,7 @@ def _binding(name: str) -> Binding:
 # The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
 # the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
 # demand (tests/unit/test_env_kinetix.py covers Continuous and Discrete).
-register_catalog("kinetix", tuple(ENVS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.environments.support.policies:MAgent"
 # name -> description. Each is `magent2.environments.<name>` with its own keyword arguments
@@ -142,7 +142,15 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("magent2")  # PufferLib's env_creator(name)
+members = Members(
+    "magent2",
+    make_env,
+    policy=Policy,
+    multiagent=True,
+    requires=("magent2",),
+    smoke=SmokeSpec(steps=64, seconds=180.0),
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): the flagship with hundreds of agents and
@@ -151,19 +159,13 @@ REGISTERED = ("battle_v4", "tiger_deer_v4")
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "magent2",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        multiagent=True,
-        requires=("magent2",),
-        smoke=SmokeSpec(steps=64, seconds=180.0),
         description=ENVS[name],
     )
 
 
-register_catalog("magent2", tuple(ENVS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)
 
 
 def bench(name: str = "battle_v4", steps: int = 300, repeats: int = 5) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -137,19 +137,21 @@ def make_env(
     return GymnasiumPufferEnv(env=MT1Task(name, task_seed, render_mode), buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("metaworld")  # PufferLib's env_creator(name)
+members = Members(
+    "metaworld",
+    make_env,
+    policy=Policy,
+    requires=("metaworld",),
+    smoke=SmokeSpec(steps=32, seconds=120.0),  # building the 50 goal variations dominates anyway
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "metaworld",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("metaworld",),
-        smoke=SmokeSpec(steps=32, seconds=120.0),  # building the 50 goal variations dominates anyway
         description=f"Meta-World MT1 {name}: 39 floats (goal observable), 4 actions, success in infos",
     )
 
 
-register_catalog("metaworld", TASKS, _binding, registered=REGISTERED)
+register_catalog(members.family, TASKS, _binding, registered=REGISTERED)

@@ -47,7 +47,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib import spaces as pspaces
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import child
 from pufferlib.environments.support.batched import BatchedGames
 
@@ -314,16 +314,13 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return MicroRTS(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("microrts")  # PufferLib's env_creator(name)
+members = Members("microrts", make_env, policy=Policy, requires=("gym_microrts", "jpype"))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "microrts",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("gym_microrts", "jpype"),
         # the learn cell trains to its step budget (the config's total_timesteps); it solved in 90-200 s on
         # a quiet 2-core box, and `seconds` is only the container's hang guard
         smoke=SmokeSpec(steps=128, seconds=480.0 if name == LEARN else 120.0, learn=name == LEARN),
@@ -335,4 +332,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register_catalog("microrts", tuple(MAPS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(MAPS), _binding, registered=REGISTERED)

@@ -16,7 +16,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.environments.support.policies:MiniGrid"
 MISSION_LENGTH = 128
@@ -139,7 +139,10 @@ def make_env(
     return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("minigrid")  # PufferLib's env_creator(name)
+members = Members(
+    "minigrid", make_env, policy=Policy, requires=("minigrid",), smoke=SmokeSpec(steps=512, seconds=30.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix): one or two of each kind of task. Every
@@ -165,15 +168,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "minigrid",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("minigrid",),
-        smoke=SmokeSpec(steps=512, seconds=30.0),
         description=f"{name} (image 7x7x3, direction, mission as {MISSION_LENGTH} UTF-8 bytes)",
     )
 
 
-register_catalog("minigrid", ENVS, _binding, registered=REGISTERED)
+register_catalog(members.family, ENVS, _binding, registered=REGISTERED)

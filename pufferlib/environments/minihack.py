@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.environments.nethack import make_nle
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.environments.support.policies:NetHack"
 # A cross-section of the suite: navigation, skills, the MiniGrid ports, and a quest.
@@ -66,7 +66,14 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return make_nle(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("minihack")  # PufferLib's env_creator(name)
+members = Members(
+    "minihack",
+    make_env,
+    policy=Policy,
+    requires=("minihack", "nle", "pkg_resources"),
+    smoke=SmokeSpec(steps=512, seconds=60.0),
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); the rest of ENVS is made the same way
@@ -88,15 +95,10 @@ REGISTERED = (
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "minihack",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("minihack", "nle", "pkg_resources"),
-        smoke=SmokeSpec(steps=512, seconds=60.0),
         description=f"MiniHack {name} (glyphs, blstats, message)",
     )
 
 
-register_catalog("minihack", ENVS, _binding, registered=REGISTERED)
+register_catalog(members.family, ENVS, _binding, registered=REGISTERED)

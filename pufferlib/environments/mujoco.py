@@ -16,7 +16,7 @@ from typing import Any
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import rendering
 
 # MUJOCO_GL=egl, LP_NUM_THREADS=0 unless set, before anything imports mujoco or dm_control (which read
@@ -58,19 +58,16 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return GymnasiumPufferEnv(env=gymnasium.make(name, **kwargs), buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("mujoco")  # PufferLib's env_creator(name)
+members = Members("mujoco", make_env, policy=Policy, requires=("mujoco",))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
     import gymnasium
 
     obs, act = ENVS[name]
-    return Binding.of(
-        "mujoco",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("mujoco",),
         # learn: InvertedPendulum solves in ~120k steps (~15 s on 2 cores), the continuous-control cell
         smoke=SmokeSpec(steps=256, seconds=120.0, learn=name == "InvertedPendulum-v5"),
         solved=gymnasium.spec(name).reward_threshold,
@@ -78,4 +75,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register_catalog("mujoco", tuple(ENVS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)

@@ -23,7 +23,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+from pufferlib.environments.registry import Members, SmokeSpec, register
 
 Policy = "pufferlib.environments.support.policies:NetHack"
 OBSERVATION_KEYS = ("glyphs", "blstats", "message")
@@ -96,18 +96,16 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return make_nle(name, buf=buf, seed=seed, seeded=name not in UNSEEDABLE, **kwargs)
 
 
-env_creator = family_env_creator("nethack")  # PufferLib's env_creator(name)
+members = Members(
+    "nethack", make_env, policy=Policy, requires=("nle",), smoke=SmokeSpec(steps=512, seconds=60.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 for _task in TASKS:
     register(
-        Binding.of(
-            "nethack",
+        members.bind(
             _task,
-            make_env,
-            policy=Policy,
-            requires=("nle",),
-            smoke=SmokeSpec(steps=512, seconds=60.0),
             description=f"NLE {_task} (glyphs, blstats, message)",
             seeding="none: the challenge task refuses NetHack seeds by design"
             if _task in UNSEEDABLE

@@ -39,7 +39,7 @@ from typing import Any
 
 from pufferlib import APIUsageError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 # id -> (nmmo preset class name, description)
 ENVS = {
@@ -88,20 +88,22 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-env_creator = family_env_creator("nmmo")  # PufferLib's env_creator(name)
+members = Members(
+    "nmmo",
+    make_env,
+    policy="pufferlib.environments.support.policies:NMMO",
+    multiagent=True,
+    requires=("nmmo",),
+    hint="pip install 'pufferlib[nmmo]' && pip install --no-deps nmmo==2.1.1 (it pins numpy 1.23; "
+    "docs/environments.md, Neural MMO)",
+    smoke=SmokeSpec(steps=64, seconds=180.0),
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
-    return Binding.of(
-        "nmmo",
+    return members.bind(
         name,
-        make_env,
-        policy="pufferlib.environments.support.policies:NMMO",
-        multiagent=True,
-        requires=("nmmo",),
-        hint="pip install 'pufferlib[nmmo]' && pip install --no-deps nmmo==2.1.1 (it pins numpy 1.23; "
-        "docs/environments.md, Neural MMO)",
-        smoke=SmokeSpec(steps=64, seconds=180.0),
         description=f"Neural MMO: {ENVS[name][1]}",
     )
 
@@ -109,4 +111,4 @@ def _binding(name: str) -> Binding:
 # The registered set (exercised by the integration matrix): the small preset, 64 agents; Medium is made
 # the same way on demand.
 REGISTERED = ("Small",)
-register_catalog("nmmo", tuple(ENVS), _binding, registered=REGISTERED)
+register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)

@@ -38,7 +38,7 @@ import numpy as np
 
 from pufferlib import APIUsageError, EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.spaces import sample_allowed_action
 
 Policy = "pufferlib.environments.support.policies:OpenSpiel"
@@ -351,7 +351,8 @@ def make_env(
     return PettingZooPufferEnv(env=env, buf=buf, seed=seed)
 
 
-env_creator = family_env_creator("open_spiel")  # PufferLib's env_creator(name)
+members = Members("open_spiel", make_env, policy=Policy, multiagent=True, requires=("pyspiel",))
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def legal_random_actions(env: PufferEnv, rng: np.random.Generator) -> np.ndarray:
@@ -381,13 +382,8 @@ DESCRIPTIONS = {
 
 
 def _binding(game: str) -> Binding:
-    return Binding.of(
-        "open_spiel",
+    return members.bind(
         game,
-        make_env,
-        policy=Policy,
-        multiagent=True,
-        requires=("pyspiel",),
         # learn: self-play tic-tac-toe must beat a random opponent in 90% of games (train/versus.py)
         smoke=SmokeSpec(steps=256, seconds=120.0, learn=game == "tic_tac_toe"),
         description=DESCRIPTIONS.get(game, f"OpenSpiel {game}")
@@ -395,4 +391,4 @@ def _binding(game: str) -> Binding:
     )
 
 
-register_catalog("open_spiel", GAMES, _binding, registered=REGISTERED)
+register_catalog(members.family, GAMES, _binding, registered=REGISTERED)

@@ -43,7 +43,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import gbrom
 
 Policy = "pufferlib.models:Convolutional"
@@ -211,7 +211,10 @@ def make_env(
     return env
 
 
-env_creator = family_env_creator("pokemon_red")  # PufferLib's env_creator(name)
+members = Members(
+    "pokemon_red", make_env, policy=Policy, requires=("pyboy",), smoke=SmokeSpec(steps=128, seconds=120.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,13 +237,9 @@ class RomBinding(Binding):
 
 def _binding(name: str) -> Binding:
     test = name == "testrom"
-    return (Binding if test else RomBinding).of(
-        "pokemon_red",
+    return members.bind(
         name,
-        make_env,
-        policy=Policy,
-        requires=("pyboy",),
-        smoke=SmokeSpec(steps=128, seconds=120.0),
+        Binding if test else RomBinding,
         pixels=PIXELS,
         description=(
             "the Pokémon Red binding on a generated test cartridge (proves the binding, not the game)"
@@ -250,4 +249,4 @@ def _binding(name: str) -> Binding:
     )
 
 
-register_catalog("pokemon_red", TASKS, _binding, registered=("testrom",))
+register_catalog(members.family, TASKS, _binding, registered=("testrom",))

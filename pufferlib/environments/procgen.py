@@ -21,7 +21,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib import PufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register
+from pufferlib.environments.registry import Members, SmokeSpec, register
 from pufferlib.environments.support.batched import BatchedGames
 
 Policy = "pufferlib.models:ProcgenResnet"
@@ -144,18 +144,16 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return Procgen(name, buf=buf, seed=seed, **kwargs)
 
 
-env_creator = family_env_creator("procgen")  # PufferLib's env_creator(name)
+members = Members(
+    "procgen", make_env, policy=Policy, requires=("procgen", "gym3"), smoke=SmokeSpec(steps=512, seconds=60.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 for _game in GAMES:
     register(
-        Binding.of(
-            "procgen",
+        members.bind(
             _game,
-            make_env,
-            policy=Policy,
-            requires=("procgen", "gym3"),
-            smoke=SmokeSpec(steps=512, seconds=60.0),
             pixels=(64, 64, 3),
             description=f"Procgen {_game} (gym3, native multi-env; easy mode, unlimited levels)",
         )

@@ -1,8 +1,10 @@
 """The registry of environment bindings: `family/name` -> how to make it, test it and learn it.
 
-Family modules (one per family, e.g. `ocean.py`) call `register()` at import time. Registering is
-cheap: nothing here imports the environment packages or torch; `available()` only asks whether
-the packages are installed, and `make_env()` / `policy_class()` import them on first use.
+Family modules (one per family, e.g. `atari.py`) state their family once as `Members` (the name, the
+`make_env`, the fields every member shares) and call `register()` or `register_catalog()` with its
+bindings at import time. Registering is cheap: nothing here imports the environment packages or
+torch; `available()` only asks whether the packages are installed, and `make_env()` /
+`policy_class()` import them on first use.
 """
 
 from __future__ import annotations
@@ -203,7 +205,8 @@ def get(name: str) -> Binding:
 def family_env_creator(family: str) -> Callable[[str], Callable[..., PufferEnv]]:
     """The `env_creator(name)` of a family module, as PufferLib's families have it.
 
-    Each family module binds it once (`env_creator = family_env_creator("ocean")`); calling it gives
+    Each family module binds it once (`env_creator = members.env_creator`, or
+    `family_env_creator("ocean")` where the module builds its Bindings itself); calling it gives
     the picklable creator of the registered or catalogued `family/name`, without importing the
     env's packages (they load when the creator is called).
     """
@@ -215,6 +218,20 @@ def family_env_creator(family: str) -> Callable[[str], Callable[..., PufferEnv]]
         f"The picklable creator of `{family}/<name>` (an UnknownEnvironmentError names close matches)."
     )
     return env_creator
+
+
+class Members:
+    """A family module's facts, stated once: the family's name, its `make_env` and the Binding fields
+    all its members share. `bind(name, **fields)` is one member's Binding (its own fields over the
+    shared ones); `env_creator` is the module's PufferLib `env_creator(name)`."""
+
+    def __init__(self, family: str, make: Callable[..., PufferEnv], **shared: Any) -> None:
+        self.family, self.make, self.shared = family, make, shared
+        self.env_creator = family_env_creator(family)
+
+    def bind(self, name: str, kind: type[Binding] = Binding, **fields: Any) -> Binding:
+        """`family/name` as a `kind` (Binding or a subclass of it)."""
+        return kind.of(self.family, name, self.make, **{**self.shared, **fields})
 
 
 def _raise_unavailable(family: str, reason: str, name: str, *args: Any, **kwargs: Any) -> PufferEnv:

@@ -37,7 +37,7 @@ import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, numeric_items
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 from pufferlib.environments.support import child
 
 Policy = "pufferlib.models:Convolutional"
@@ -217,7 +217,10 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-env_creator = family_env_creator("retro")  # PufferLib's env_creator(name)
+members = Members(
+    "retro", make_env, policy=Policy, requires=("stable_retro",), smoke=SmokeSpec(steps=128, seconds=120.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,17 +252,13 @@ class RetroBinding(Binding):
 
 
 def _binding(game: str) -> Binding:
-    return RetroBinding.of(
-        "retro",
+    return members.bind(
         game,
-        make_env,
-        policy=Policy,
-        requires=("stable_retro",),
-        smoke=SmokeSpec(steps=128, seconds=120.0),
+        RetroBinding,
         pixels=(112, 160, 3) if game.endswith("-Genesis-v0") else (),  # Genesis 224x320, every 2nd pixel
         description=f"stable-retro {game} (every 2nd pixel, discrete button combinations, frame skip 4)"
         + ("" if game in SHIPPED else f"; needs its ROM: {IMPORT_HINT}"),
     )
 
 
-register_catalog("retro", tuple(sorted({*games(), *SHIPPED})), _binding, registered=SHIPPED)
+register_catalog(members.family, tuple(sorted({*games(), *SHIPPED})), _binding, registered=SHIPPED)

@@ -33,7 +33,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv, PettingZooPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 STATE_SHAPE = (12,)
 PIXEL_SHAPE = (84, 168, 3)  # slimevolleygym's PIXEL_HEIGHT x PIXEL_WIDTH
@@ -182,7 +182,10 @@ def make_env(name: str, buf: Any = None, seed: int = 0) -> PufferEnv:
     return env
 
 
-env_creator = family_env_creator("slimevolley")  # PufferLib's env_creator(name)
+members = Members(
+    "slimevolley", make_env, requires=("slimevolleygym", "cv2"), smoke=SmokeSpec(steps=256, seconds=120.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 def _binding(name: str) -> Binding:
@@ -194,17 +197,13 @@ def _binding(name: str) -> Binding:
         what = "both slimes are agents (self-play), 12 state features each, MultiBinary(3) actions"
     else:
         what = "12 state features, MultiBinary(3) actions, against the built-in baseline"
-    return Binding.of(
-        "slimevolley",
+    return members.bind(
         name,
-        make_env,
         policy="pufferlib.models:Convolutional" if pixels else "pufferlib.models:Default",
         multiagent=selfplay,
-        requires=("slimevolleygym", "cv2"),
-        smoke=SmokeSpec(steps=256, seconds=120.0),
         pixels=PIXEL_SHAPE if pixels else (),
         description=f"Slime Volleyball {name}: {what}",
     )
 
 
-register_catalog("slimevolley", TASKS, _binding, registered=TASKS)
+register_catalog(members.family, TASKS, _binding, registered=TASKS)

@@ -32,7 +32,7 @@ import numpy as np
 
 from pufferlib import PufferEnv
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments.registry import Binding, SmokeSpec, family_env_creator, register_catalog
+from pufferlib.environments.registry import Binding, Members, SmokeSpec, register_catalog
 
 Policy = "pufferlib.environments.support.policies:Doom"
 # The single-player scenarios of vizdoom 1.3.2 with only on/off buttons. Left out: deathmatch, cig,
@@ -162,7 +162,10 @@ def make_env(name: str, buf: Any = None, seed: int = 0, **kwargs: Any) -> Puffer
     return env
 
 
-env_creator = family_env_creator("vizdoom")  # PufferLib's env_creator(name)
+members = Members(
+    "vizdoom", make_env, policy=Policy, requires=("vizdoom",), smoke=SmokeSpec(steps=256, seconds=120.0)
+)
+env_creator = members.env_creator  # PufferLib's env_creator(name)
 
 
 # The registered set (exercised by the integration matrix); the other scenarios are made the same way.
@@ -170,16 +173,11 @@ REGISTERED = ("basic", "deadly_corridor", "health_gathering")
 
 
 def _binding(scenario: str) -> Binding:
-    return Binding.of(
-        "vizdoom",
+    return members.bind(
         scenario,
-        make_env,
-        policy=Policy,
-        requires=("vizdoom",),
-        smoke=SmokeSpec(steps=256, seconds=120.0),
         pixels=(60, 80, 1),  # the `screen` field: grey 160x120, every 2nd pixel
         description=f"ViZDoom {scenario} (grey 60x80 screen + game variables, frame skip 4, headless)",
     )
 
 
-register_catalog("vizdoom", SCENARIOS, _binding, registered=REGISTERED)
+register_catalog(members.family, SCENARIOS, _binding, registered=REGISTERED)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import sys
 
-from pufferlib.provenance import describe
+from pufferlib.command_line import command_parser
 
 # Each module defines register(subparsers), which adds its subcommand(s) with set_defaults(func=...).
 COMMAND_MODULES = (
@@ -28,17 +27,11 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="puffertank",
-        description="PufferTank host tooling: build the image chain, run it, test it, check the host.",
+    return command_parser(
+        "puffertank",
+        "PufferTank host tooling: build the image chain, run it, test it, check the host.",
+        COMMAND_MODULES,
     )
-    parser.add_argument(
-        "--version", action="version", version=f"puffertank {describe()}", help="print the version and exit"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    return parser
 
 
 def _say(text: str) -> None:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pufferlib.command_line import add_command
+
 if TYPE_CHECKING:
     from pufferlib.train.spec import RunSpec
 
@@ -32,11 +34,8 @@ command and exits 1, or 2 when the error is the config's (--debug: with the trac
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "train",
-        help="train a policy with PPO (e.g. puffer train ocean/squared)",
-        epilog=TRAIN_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, "train", help="train a policy with PPO (e.g. puffer train ocean/squared)", epilog=TRAIN_EPILOG
     )
     p.add_argument(
         "env", nargs="?", help="environment binding, e.g. ocean/squared (optional with a run's --config)"

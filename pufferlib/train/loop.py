@@ -9,7 +9,7 @@ final checkpoint where it can: the budget or `solved`, Ctrl-C and the stop signa
 lost rank (distributed.py) and any other error (failure.py), which is raised as TrainingError once
 the run is saved.
 
-One network, three forms (`_build`): `policy` (its weights: what checkpoints save and hooks
+One network, three forms (`_build`'s `Network`): `policy` (its weights: what checkpoints save and hooks
 play), `compiled` (the policy, or its torch.compile'd twin sharing the same parameters: what acts
 in rollouts and the judge) and `replicated` (compiled, or its DDP wrapper under torchrun: what
 update() trains).
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -86,24 +86,22 @@ def learn(spec: RunSpec, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
             vecenv = make_vecenv(binding, cfg)
             judge = None
             try:
-                policy, compiled, optimizer, replicated, run = _build(binding, vecenv, cfg, device, group)
-                run.judge = judge = versus.judge(binding, cfg, compiled, device, vecenv, solved_score)
+                net, run = _build(binding, vecenv, cfg, device, group)
+                run.judge = judge = versus.judge(binding, cfg, net.compiled, device, vecenv, solved_score)
                 group.adopt(run)
                 if spec.checkpoint is not None:
-                    _load_weights(spec.checkpoint, policy, vecenv, device)
+                    _load_weights(spec.checkpoint, net.policy, vecenv, device)
                 hooks = [opened.open(), *hooks] if group.main else []
                 first = 0 if spec.resumed is None else int(spec.resumed["update"])
                 vecenv.async_reset(resume.reset_seed(tc["seed"], first))
                 if spec.resumed is not None:  # last: building the run above draws from the RNGs
-                    first, seconds = resume.restore(spec.resumed, run, optimizer)
+                    first, seconds = resume.restore(spec.resumed, run, net.optimizer)
                     start -= seconds
                 training = _Training(
                     spec=spec,
                     cfg=cfg,
                     run=run,
-                    policy=policy,
-                    replicated=replicated,
-                    optimizer=optimizer,
+                    net=net,
                     group=group,
                     hooks=hooks,
                     hold=hold,
@@ -117,7 +115,7 @@ def learn(spec: RunSpec, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
                 except failure.TrainingError as e:
                     summary = e.summary
                     raise
-                summary = group.annotate(summary, policy)
+                summary = group.annotate(summary, net.policy)
                 if spec.checkpoint is not None:
                     summary["resumed_from"] = spec.checkpoint["path"]
             finally:
@@ -160,11 +158,19 @@ def _seed_and_device(tc: dict[str, Any], group: distributed.Solo) -> str:
     return device
 
 
+class Network(NamedTuple):
+    """One network's three forms (see the module's docstring) and the optimizer of its parameters."""
+
+    policy: nn.Module  # its weights: saved, and played by train.video_interval
+    compiled: nn.Module  # acts in rollouts and the judge
+    replicated: nn.Module  # what update() trains
+    optimizer: optimizers.Optimizer
+
+
 def _build(
     binding: Any, vecenv: Any, cfg: Config, device: str, group: distributed.Solo
-) -> tuple[nn.Module, nn.Module, optimizers.Optimizer, nn.Module, Runner]:
-    """The network's three forms (policy, compiled and replicated: see the module's docstring),
-    the optimizer and the Runner."""
+) -> tuple[Network, Runner]:
+    """The network (with its optimizer) and the Runner."""
     tc = cfg["train"]
     policy = make_policy(binding, vecenv.driver_env, cfg, device).to(device)
     compiled = policy
@@ -174,7 +180,7 @@ def _build(
     optimizer = optimizers.build(policy, tc)  # train.optimizer: adam or muon
     replicated = group.wrap(compiled, device)  # DDP under torchrun: update() averages gradients
     run = Runner.create(vecenv, compiled, cfg, device)
-    return policy, compiled, optimizer, replicated, run
+    return Network(policy, compiled, replicated, optimizer), run
 
 
 def _load_weights(payload: dict[str, Any], policy: nn.Module, vecenv: Any, device: str) -> None:
@@ -236,9 +242,7 @@ class _Training:
     spec: RunSpec
     cfg: Config  # this rank's (group.rank_config: its seeds)
     run: Runner
-    policy: nn.Module  # saved, and played by train.video_interval
-    replicated: nn.Module  # what update() trains
-    optimizer: optimizers.Optimizer
+    net: Network
     group: distributed.Solo
     hooks: Sequence[Hook]
     hold: signals.Hold
@@ -311,7 +315,8 @@ class _Training:
     def one_update(self) -> bool:
         """Collect, then (unless solved and stopping) advantages and update, a checkpoint when one
         is due, then the hooks. True when the run is solved and stops."""
-        tc, run, optimizer = self.tc, self.run, self.optimizer
+        tc, run, net = self.tc, self.run, self.net
+        optimizer = net.optimizer
         self.update_index += 1
         if tc["anneal_lr"]:
             optimizers.set_learning_rates(optimizer, tc, max(0.0, 1.0 - run.steps / tc["total_timesteps"]))
@@ -327,7 +332,7 @@ class _Training:
             else:
                 adv, returns = advantages(run.exp, tc["gamma"], tc["gae_lambda"], run.resets_on_send)
                 with self.group.watch():
-                    self.losses = update(self.replicated, optimizer, run.exp, adv, returns, tc, run.recurrent)
+                    self.losses = update(net.replicated, optimizer, run.exp, adv, returns, tc, run.recurrent)
                 failure.check_losses(self.update_index, self.losses)
             self.steps_done = run.steps
             if self.saver is not None and self.saver.due(self.update_index):
@@ -348,8 +353,9 @@ class _Training:
             solved,
             self.losses,
         )
-        info["learning_rate"] = self.optimizer.param_groups[0]["lr"]
-        info["policy"], info["vecenv"] = self.policy, self.run.vecenv  # train.video_interval plays the policy
+        info["learning_rate"] = self.net.optimizer.param_groups[0]["lr"]
+        # train.video_interval plays the policy
+        info["policy"], info["vecenv"] = self.net.policy, self.run.vecenv
         for hook in self.hooks:
             hook(info)
 
@@ -357,12 +363,12 @@ class _Training:
         run = self.run
         mean_return = run.window_mean("episode_return")
         elapsed = time.perf_counter() - self.start
-        state = resume.snapshot(run, self.optimizer, self.update_index, elapsed, self.tc["seed"])
+        state = resume.snapshot(run, self.net.optimizer, self.update_index, elapsed, self.tc["seed"])
         self.saved = checkpoint.save(
             self.run_dir,
             self.spec.env_name,
             self.cfg,
-            self.policy,
+            self.net.policy,
             run.steps,
             self.update_index,
             mean_return,

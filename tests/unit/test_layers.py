@@ -3,7 +3,8 @@
 1. A module under pufferlib/tank/ imports, of the rest of pufferlib, only the shared modules that
    import the standard library alone: the package root (`pufferlib/__init__.py`, whose attributes load
    lazily), pufferlib.matrix_protocol (what the host and the in-container smoke run agree on) and
-   pufferlib.provenance (version and machine facts). Imports inside functions count, and so do
+   pufferlib.provenance (version and machine facts) and pufferlib.command_line (what both commands'
+   parsers are built with). Imports inside functions count, and so do
    `importlib.import_module("pufferlib....")` calls; `from pufferlib import PufferEnv` counts as
    importing pufferlib.PufferEnv, which the root would load from pufferlib.core.
 2. So importing the host tooling (every module of pufferlib.tank, and building the `puffertank` parser)
@@ -24,7 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pufferlib"
 HOST = PACKAGE / "tank"
-SHARED = {"pufferlib", "pufferlib._version", "pufferlib.matrix_protocol", "pufferlib.provenance"}
+SHARED = {
+    "pufferlib",
+    "pufferlib._version",
+    "pufferlib.command_line",
+    "pufferlib.matrix_protocol",
+    "pufferlib.provenance",
+}
 HEAVY = ("numpy", "gymnasium", "torch")
 
 

@@ -110,7 +110,8 @@ class Remote:
 class JaxGames(BatchedGames):
     """`num_envs` games of one id stepped by a JAX program. Subclasses set `family`, `title` (how errors
     name it: "Craftax"), `ids` (the valid names), `local` (the engine class that runs here) and `target`
-    (the child's "module:serve"), and call `_start` first in __init__."""
+    (the child's "module:serve"), call `_start` first in __init__ and say what an ended episode reports
+    (`_episode_info`)."""
 
     title = ""
     ids: Mapping[str, Any] = {}
@@ -134,6 +135,21 @@ class JaxGames(BatchedGames):
 
     def reset(self, seed: int | None = None):
         return self._started_with(self._engine.reset(self._reset_seed(seed)))
+
+    def step(self, actions):
+        obs, reward, terminal, truncated, outcome = self._engine.step(self._actions(actions))
+        self.observations[:] = obs
+        self.rewards[:] = reward
+        self.terminals[:] = terminal
+        self.truncations[:] = truncated
+        infos = self._stats.step(
+            self.rewards, self.terminals | self.truncations, lambda i: self._episode_info(outcome, i)
+        )
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _episode_info(self, outcome: Any, i: int) -> dict[str, float]:
+        """The info of game i's ended episode, from `outcome`: the engine step's fifth output."""
+        raise NotImplementedError
 
     def close(self) -> None:
         if isinstance(self._engine, Remote):

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pufferlib.command_line import add_command
 from pufferlib.train import config as configuration
 from pufferlib.train.config import ConfigError
 from pufferlib.train.run import rundir
@@ -407,11 +408,11 @@ or A,B,C (a choice). Other --section.key value tokens are fixed for every trial.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "sweep",
         help="search hyperparameters with Ray Tune and Optuna (e.g. puffer sweep ocean/squared --param ...)",
         epilog=SWEEP_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("env", help="environment binding, e.g. ocean/squared")
     p.add_argument("--trials", type=int, default=16, help="trials to run (default 16)")
