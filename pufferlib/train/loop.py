@@ -124,7 +124,7 @@ def learn(spec: RunSpec, hooks: Sequence[Hook] = ()) -> dict[str, Any]:
                     judge.close()
                 # DDP's reducer holds the process group: let it go while the group is still joined,
                 # so leaving it (destroy_process_group) tears gloo down with nothing left pending
-                replicated = training = None
+                net = training = None
     finally:
         try:
             if summary is not None:
