@@ -165,5 +165,5 @@ main() {
   check_envs
 }
 
-# Sourcing defines the functions without running (tests/unit/build/test_check_envs.py calls them one by one).
+# Sourcing defines the functions without running (tests/unit/images/test_check_envs.py calls them one by one).
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi
