@@ -6,7 +6,7 @@ headless (MUJOCO_GL, EGL through Mesa on the CPU), and Griddly a sprite frame (V
 lavapipe). Each check runs in a child process with a time limit, so a segfault or a hang in one package
 fails that check by name. Offline: the Atari ROMs ship with ale-py, the free retro ROMs with stable-retro.
 Each family's row in pufferlib/environments/families.py names the checks here that prove it
-(tests/unit/test_families.py: a family with packages and no check, or a check renamed, goes red).
+(tests/unit/envs/test_families.py: a family with packages and no check, or a check renamed, goes red).
 
     python docker/check_envs.py                             # all checks
     python docker/check_envs.py --only crafter              # some, each in a child process

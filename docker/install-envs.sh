@@ -17,7 +17,7 @@ constraints=(-c "$here/constraints/base.txt" -c "$here/constraints/envs.txt")
 
 # Resolved together. base.txt too, so nothing here can move torch or setuptools out from under the base stage.
 # The families' packages (and NO_DEPS below) are those of pufferlib/environments/families.py, the family
-# table, which this stage cannot read (only docker/ is mounted): tests/unit/test_families.py goes red when
+# table, which this stage cannot read (only docker/ is mounted): tests/unit/envs/test_families.py goes red when
 # a family's package is missing here or unpinned in constraints/envs.txt.
 PACKAGES=(
   # today's families and pufferlib's runtime deps
@@ -165,5 +165,5 @@ main() {
   check_envs
 }
 
-# Sourcing defines the functions without running (tests/unit/test_install_envs.py calls them one by one).
+# Sourcing defines the functions without running (tests/unit/images/test_check_envs.py calls them one by one).
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

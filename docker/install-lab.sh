@@ -57,5 +57,5 @@ main() {
   jupyter kernelspec list
 }
 
-# Sourcing defines the functions without running (tests/unit/test_install_lab.py calls install_ffmpeg).
+# Sourcing defines the functions without running (tests/unit/images/test_install_lab.py calls install_ffmpeg).
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then main "$@"; fi

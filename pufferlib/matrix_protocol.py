@@ -2,7 +2,7 @@
 
 The two sides run in different places: the host tooling has the Docker SDK but need not have numpy,
 gymnasium or torch; the container has the whole library. So the protocol between them lives here, in
-one module that imports the standard library only, and both sides import it (tests/unit/test_layers.py
+one module that imports the standard library only, and both sides import it (tests/unit/repo/test_layers.py
 holds the host to that):
 
 - CHECKS: the check names, in the order they run and are reported;

@@ -61,8 +61,8 @@ install_python() {
     "$VENV/bin/pip" install -q --disable-pip-version-check "${pins[@]}" "${args[@]}"
   done < <("$VENV/bin/python" "$REPO/pufferlib/environments/families.py" venv-steps)
   # PufferLib 3.0's sdist (pinned by sha256 in pufferlib/ocean/contracts/catalog.py) and its Ocean catalog,
-  # built and audited once per builder version (~2.5 min): tests/unit/test_pufferlib3_catalog.py reads it (no
-  # network), tests/integration/test_matrix_pufferlib3.py checks the lib image's against it
+  # built and audited once per builder version (~2.5 min): tests/unit/native/test_pufferlib3_catalog.py reads
+  # it (no network), tests/integration/test_matrix_pufferlib3.py checks the lib image's against it
   "$VENV/bin/python" -m pufferlib.ocean.contracts.catalog fetch >/dev/null
   say "PufferLib 3.0's catalog (built once per builder version)"
   PUFFERTANK_TEST_PL3_HOME=$("$VENV/bin/python" -m pufferlib.ocean.contracts.catalog cached)

@@ -147,7 +147,7 @@ def _binding(name: str) -> Binding:
 # The registered set (craftax_jax.REGISTERED, exercised by the integration matrix, its programs compiled
 # into the image at build time): Classic with symbolic observations. The pixel renderers compile for
 # minutes (and their executables load slowly even from the persistent cache), which the matrix budget
-# cannot carry. The other three ids are made the same way on demand (tests/unit/test_env_craftax.py
+# cannot carry. The other three ids are made the same way on demand (tests/unit/envs/test_env_craftax.py
 # covers pixels).
 register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)
 

@@ -8,7 +8,7 @@ Why a Python module and not a TOML or text file: it is standard library only and
 package, so it is importable from a checkout and from an install (no package-data entry, no path to
 find), and `python pufferlib/environments/families.py image-packages` prints the install list for a shell
 with no pufferlib installed (this file alone, loaded by path, as setup.py loads ocean/native/build.py).
-What cannot read this module directly is checked against it by tests/unit/test_families.py, which goes
+What cannot read this module directly is checked against it by tests/unit/envs/test_families.py, which goes
 red on any mismatch:
 
 - `pufferlib/environments/__init__.py` imports the family modules from `FAMILIES` (derived);

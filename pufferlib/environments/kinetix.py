@@ -172,7 +172,7 @@ def _binding(name: str) -> Binding:
 
 # The registered set (kinetix_jax.REGISTERED: exercised by the integration matrix, its programs built into
 # the image): size S, symbolic and pixels, MultiDiscrete actions. The other ids are made the same way on
-# demand (tests/unit/test_env_kinetix.py covers Continuous and Discrete).
+# demand (tests/unit/envs/test_env_kinetix.py covers Continuous and Discrete).
 register_catalog(members.family, tuple(ENVS), _binding, registered=REGISTERED)
 
 

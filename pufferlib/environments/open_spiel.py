@@ -46,7 +46,7 @@ ILLEGAL = ("lose", "raise")
 OBSERVATIONS = ("auto", "information_state", "observation")
 
 # Every game of open-spiel 2.0.2 that loads with its default parameters, is not a mean-field game,
-# and gives tensors to observe (tests/unit/test_env_open_spiel.py plays each one through the adapter).
+# and gives tensors to observe (tests/unit/envs/test_env_open_spiel.py plays each one through the adapter).
 GAMES = (
     "2048",
     "amazons",

@@ -40,7 +40,7 @@ CHOICES = {
 PATTERNS = {
     ("train", "device"): (r"auto|cpu|mps|cuda(:\d+)?", "auto, cpu, cuda, cuda:N (a GPU index) or mps"),
 }
-# The valid values of every numeric key of default.toml (tests/unit/test_train_config_ranges.py
+# The valid values of every numeric key of default.toml (tests/unit/train/test_train_config_ranges.py
 # holds every key to one): ">= a", "> a", "<= b", an interval "[a, b]" / "(a, b]" / ..., or "any"
 # (any finite number). A key the config lacks (the config of an older run) is not checked.
 RANGES = {

@@ -4,7 +4,7 @@
 #
 #   bash tests/gpu/run.sh --prepare   # here, where pip reaches PyPI: wheels to tests/gpu/wheels, GL loaders to tests/gpu/gl
 #   bash tests/gpu/run.sh             # on the GPU machine (the device tool, carrying those two folders)
-#   bash tests/gpu/run.sh --dry-run   # on the CPU (CI: tests/unit/test_gpu_dry_run.py): every step that needs no GPU, small
+#   bash tests/gpu/run.sh --dry-run   # on the CPU (CI: tests/unit/repo/test_gpu_dry_run.py): every step that needs no GPU, small
 #
 #   --only STEP[,STEP...]      run these steps alone          --limit STEP=SECONDS   another timeout for STEP
 #   --plant STEP=fail|hang     STEP fails or hangs on purpose (the tests: a failure is recorded, the next step runs)

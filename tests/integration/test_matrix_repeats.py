@@ -1,6 +1,6 @@
 """`puffertank matrix --repeats` on bad input. The repeats on the real engine (samples kept, the median
 reported, the measured band, a rerun inside it, a planted slowdown outside it) are
-test_matrix_slowdown.py's; the comparison itself is tests/unit/test_matrix_baseline.py's."""
+test_matrix_slowdown.py's; the comparison itself is tests/unit/matrix/test_matrix_baseline.py's."""
 
 import subprocess
 import sys

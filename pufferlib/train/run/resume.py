@@ -12,7 +12,7 @@ process) has no portable form. A resumed run resets its envs with `reset_seed(se
 a seed derived from the run's seed and the update it resumes after, so a resume is deterministic
 (the same checkpoint resumed twice gives the same curve) and its episodes start afresh. The
 uninterrupted run goes on with its episodes in progress instead, so the curves after the resume
-point agree in steps, learning rate and trend, not bit for bit (tests/unit/test_train_resume.py
+point agree in steps, learning rate and trend, not bit for bit (tests/unit/train/test_train_resume.py
 states the tolerance).
 
 What a run directory resumes from (its config.toml, plus the new overrides, and its latest

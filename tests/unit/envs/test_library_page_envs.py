@@ -1,0 +1,46 @@
+"""docs/library.md's environment figures are the registry's: the registered set (`puffer envs --json`),
+its families, and the names `puffer envs --all` lists. A family added without the page saying so goes red."""
+
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pufferlib import environments
+
+PAGE = (Path(__file__).parents[3] / "docs" / "library.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "pufferlib.cli", "envs", "--json"], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def _figure(pattern: str) -> int:
+    found = re.search(pattern, PAGE)
+    assert found, f"docs/library.md no longer says {pattern!r}: update this test with the page"
+    return int(found.group(1).replace(",", ""))
+
+
+def test_registered_bindings_and_families(rows):
+    families = {row["family"] for row in rows}
+    assert _figure(r"registered set \((\d+) bindings in") == len(rows)
+    assert _figure(r"bindings in (\d+) families") == len(families)
+    listed = set(re.findall(r"`(\w+)/[^`]*`", PAGE))
+    assert families <= listed, f"families missing from the page's list: {sorted(families - listed)}"
+
+
+def test_catalog_counts():
+    names = environments.catalog()
+    per_family = Counter(name.split("/", 1)[0] for name in names)
+    assert _figure(r"lists the ([\d,]+) names") == len(names)
+    assert _figure(r"every\s+Atari (\d+) game") == per_family["atari"]
+    assert _figure(r"(\d+) OpenSpiel games") == per_family["open_spiel"]
+    assert _figure(r"(\d+) bsuite settings") == per_family["bsuite"]
