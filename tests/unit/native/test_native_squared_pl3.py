@@ -75,9 +75,11 @@ def test_same_rules_as_pufferlib3(size):
 
 
 def test_trains_past_random_play(tmp_path):
-    """Random play hits the target in about half its episodes (mean return -0.02); 1M steps of PPO take
-    it past 0.2 (seeds 1 and 2: 0.33 and 0.39; one torch thread: the suite may run beside other work)."""
-    overrides = {"train.total_timesteps": 1_000_000, "train.torch_threads": 1}
+    """Random play hits the target in about half its episodes (mean return -0.02); 1.5M steps of PPO take
+    it past 0.2 (seeds 1, 2, 3: 0.60, 0.79, 0.62 on the 2-core box; at 1M, seed 1 reached 0.33 on one
+    machine and 0.08 on another: too close to the line). One torch thread: the suite may run beside
+    other work."""
+    overrides = {"train.total_timesteps": 1_500_000, "train.torch_threads": 1}
     summary = train("ocean/squared_pl3", overrides, checkpoint_dir=tmp_path)
     assert summary["mean_return"] > 0.2, summary
 
