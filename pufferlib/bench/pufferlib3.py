@@ -45,11 +45,13 @@ ROOT = Path(__file__).resolve().parents[2]  # the folder holding our pufferlib p
 
 
 class Raw(NamedTuple):
-    """One raw-steps row: PufferLib 3.0's env class and keywords (AGENTS agent rows), our native env."""
+    """One raw-steps row: PufferLib 3.0's env class and keywords (AGENTS agent rows), our native env and
+    the game keywords that make it play as much game per step as theirs (None: its defaults do)."""
 
     factory: str
     kwargs: dict[str, Any]
     ours: str
+    game: dict[str, Any] | None = None
 
 
 RAW = {
@@ -57,7 +59,8 @@ RAW = {
     "squared": Raw("pufferlib.ocean.squared.squared:Squared", {"num_envs": AGENTS}, "squared_pl3"),
     "cartpole": Raw("pufferlib.ocean.cartpole.cartpole:Cartpole", {"num_envs": AGENTS}, "cartpole"),
     "breakout": Raw("pufferlib.ocean.breakout.breakout:Breakout", {"num_envs": AGENTS}, "breakout"),
-    "pong": Raw("pufferlib.ocean.pong.pong:Pong", {"num_envs": AGENTS}, "pong"),
+    # its Pong class plays 1 frame a step by default, ours 4 (both take `frameskip`): the same frames per step
+    "pong": Raw("pufferlib.ocean.pong.pong:Pong", {"num_envs": AGENTS}, "pong", {"frameskip": 1}),
     # many snakes per map: 4 maps of 256 snakes, as its config
     "snake": Raw("pufferlib.ocean.snake.snake:Snake", {"num_envs": 4, "num_snakes": AGENTS // 4}, "snake"),
     "connect4": Raw("pufferlib.ocean.connect4.connect4:Connect4", {"num_envs": AGENTS}, "connect4"),
@@ -127,11 +130,12 @@ def native_missing(name: str) -> str | None:
 def raw_ours(name: str, seconds: float) -> dict[str, Any]:
     from pufferlib.ocean import native
 
-    per_env = native.load(RAW[name].ours).num_agents({})
+    game = RAW[name].game or {}
+    per_env = native.load(RAW[name].ours).num_agents(game)
     spec = {
         "factory": "pufferlib.ocean.native:NativeEnv",
         "args": [RAW[name].ours],
-        "kwargs": {"num_envs": max(1, AGENTS // per_env)},
+        "kwargs": {"num_envs": max(1, AGENTS // per_env), **game},
         "seconds": seconds,
         "warmup_s": min(1.0, seconds / 4),
     }

@@ -100,6 +100,7 @@ typedef struct {
     int* actions;
     PyObject* arrays[6];  /* references held while open */
     int closed;
+    double log_sums[PN_NUM_LOG]; /* the episodes taken from the envs' logs since the last vec_log */
 } VecEnv;
 
 /* ---------------------------------------------------------------------------------- kwargs helpers */
@@ -388,43 +389,56 @@ static PyObject* vec_init(PyObject* self, PyObject* args) {
 typedef struct {
     VecEnv* v;
     int lo, hi, reset;
+    double sums[PN_NUM_LOG]; /* the logs this slice's envs finished this call */
 } pn_slice;
+
+/* Move an env's finished episodes into `sums` and clear its log, right after the call that logged them
+ * (its cache line is still hot): vec_step's count and vec_log then never walk every env. */
+static inline void pn_take_log(Env* env, double* sums) {
+    if (env->log.n == 0.0f) return;
+    const float* f = (const float*)&env->log;
+    for (int k = 0; k < PN_NUM_LOG; k++) sums[k] += f[k];
+    memset(&env->log, 0, sizeof(Log));
+}
 
 static void* pn_run_slice(void* arg) {
     pn_slice* s = (pn_slice*)arg;
     Env* envs = s->v->envs;
-    if (s->reset)
-        for (int i = s->lo; i < s->hi; i++) c_reset(&envs[i]);
-    else
-        for (int i = s->lo; i < s->hi; i++) c_step(&envs[i]);
+    memset(s->sums, 0, sizeof(s->sums));
+    for (int i = s->lo; i < s->hi; i++) {
+        if (s->reset) c_reset(&envs[i]);
+        else c_step(&envs[i]);
+        pn_take_log(&envs[i], s->sums);
+    }
     return NULL;
+}
+
+static void pn_add_sums(VecEnv* v, const pn_slice* s) {
+    for (int k = 0; k < PN_NUM_LOG; k++) v->log_sums[k] += s->sums[k];
 }
 
 /* Reset or step every env; GIL released by the caller. Threads that fail to start run inline. */
 static void pn_run_all(VecEnv* v, int reset) {
     int t = v->num_threads;
     if (t <= 1) {
-        pn_slice s = {v, 0, v->num_envs, reset};
+        pn_slice s = {v, 0, v->num_envs, reset, {0}};
         pn_run_slice(&s);
+        pn_add_sums(v, &s);
         return;
     }
     pn_slice slices[PN_MAX_THREADS];
     pthread_t threads[PN_MAX_THREADS];
     int started[PN_MAX_THREADS];
     for (int k = 0; k < t; k++) {
-        slices[k] = (pn_slice){v, (int)((long long)v->num_envs * k / t), (int)((long long)v->num_envs * (k + 1) / t), reset};
+        slices[k] = (pn_slice){v, (int)((long long)v->num_envs * k / t), (int)((long long)v->num_envs * (k + 1) / t),
+                               reset, {0}};
         started[k] = k > 0 && pthread_create(&threads[k], NULL, pn_run_slice, &slices[k]) == 0;
         if (k > 0 && !started[k]) pn_run_slice(&slices[k]);
     }
     pn_run_slice(&slices[0]);
     for (int k = 1; k < t; k++)
         if (started[k]) pthread_join(threads[k], NULL);
-}
-
-static long pn_pending(VecEnv* v) {
-    double n = 0;
-    for (int i = 0; i < v->num_envs; i++) n += v->envs[i].log.n;
-    return (long)n;
+    for (int k = 0; k < t; k++) pn_add_sums(v, &slices[k]);
 }
 
 static PyObject* vec_reset(PyObject* self, PyObject* args) {
@@ -475,7 +489,7 @@ static PyObject* vec_step(PyObject* self, PyObject* capsule) {
     long pending;
     Py_BEGIN_ALLOW_THREADS
     pn_run_all(v, 0);
-    pending = pn_pending(v);
+    pending = (long)v->log_sums[PN_NUM_LOG - 1];
     Py_END_ALLOW_THREADS
     return PyLong_FromLong(pending);
 }
@@ -485,12 +499,7 @@ static PyObject* vec_log(PyObject* self, PyObject* capsule) {
     (void)self;
     VecEnv* v = pn_handle(capsule);
     if (v == NULL) return NULL;
-    double sums[PN_NUM_LOG];
-    memset(sums, 0, sizeof(sums));
-    for (int i = 0; i < v->num_envs; i++) {
-        float* f = (float*)&v->envs[i].log;
-        for (int k = 0; k < PN_NUM_LOG; k++) sums[k] += f[k];
-    }
+    const double* sums = v->log_sums; /* the envs' logs, taken after each reset and step */
     double n = sums[PN_NUM_LOG - 1];
     PyObject* out = PyDict_New();
     if (out == NULL || n <= 0) return out;
@@ -503,7 +512,7 @@ static PyObject* vec_log(PyObject* self, PyObject* capsule) {
         }
         Py_DECREF(value);
     }
-    for (int i = 0; i < v->num_envs; i++) memset(&v->envs[i].log, 0, sizeof(Log));
+    memset(v->log_sums, 0, sizeof(v->log_sums));
     return out;
 }
 

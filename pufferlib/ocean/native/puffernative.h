@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 typedef struct {
     uint64_t s;
@@ -53,6 +56,17 @@ static inline int pn_randint(pn_rng* rng, int n) {
 }
 
 static inline float pn_uniform_range(pn_rng* rng, float lo, float hi) { return lo + (hi - lo) * pn_uniform(rng); }
+
+/* v clamped to [lo, hi] (NaN gives lo) without a branch: in a game's inner loop a mispredicted compare
+ * costs more than the arithmetic around it, and compilers keep the branches of a ternary once inlined. */
+static inline float pn_clampf(float v, float lo, float hi) {
+#if defined(__SSE__)
+    return _mm_cvtss_f32(_mm_min_ss(_mm_max_ss(_mm_set_ss(v), _mm_set_ss(lo)), _mm_set_ss(hi)));
+#else
+    v = lo > v ? lo : v;
+    return hi < v ? hi : v;
+#endif
+}
 
 /* Fill the w x h rectangle at column x, row y of an H x W x 3 frame, clipped: never writes outside. */
 static inline void pn_fill_rect(unsigned char* rgb, int H, int W, int x, int y, int w, int h, unsigned char r,

@@ -6,10 +6,10 @@
  * moves towards the ball's height at PG_OPP_SPEED, slower than the agent's PG_PADDLE_SPEED and than a
  * steep ball, so it can be beaten by angled shots.
  *
- * A step (a tick) plays `frameskip` frames with the same action (PufferLib's default, 4), its
- * reward the sum of theirs; speeds below are per frame.
+ * A step (a tick) plays `frameskip` frames with the same action (default 4; PufferLib 3.0's Pong class
+ * plays 1, its pong.ini 8), its reward the sum of theirs; speeds below are per frame.
  *
- * Actions (Discrete(3)): 0 noop, 1 up, 2 down. Any other value is a noop (never an index).
+ * Actions (Discrete(3)): 0 noop, 1 up, 2 down. Any other value is a noop (never an unchecked index).
  * Reward: +1 when the ball passes the opponent (a point won), -1 when it passes the agent (lost).
  * After each point the ball is served from the centre, in a random direction and angle.
  * Score: points won minus points lost (Atari Pong's score, -max_score..max_score).
@@ -76,8 +76,6 @@ static inline void pong_defaults(Pong* env) {
     env->frameskip = PG_DEFAULT_FRAMESKIP;
 }
 
-static inline float pg_clamp(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
-
 static inline void pg_serve(Pong* env) {
     float angle = pn_uniform_range(&env->rng, -PG_SERVE_ANGLE, PG_SERVE_ANGLE);
     float dir = pn_randint(&env->rng, 2) ? 1.0f : -1.0f;
@@ -98,12 +96,14 @@ static inline void pg_new_episode(Pong* env) {
 
 static inline void pg_observe(Pong* env) {
     float* o = env->observations;
-    o[0] = (env->agent_y + 0.5f * PG_PADDLE_H) / PG_H;
-    o[1] = (env->opp_y + 0.5f * PG_PADDLE_H) / PG_H;
-    o[2] = pg_clamp((env->ball_x + 0.5f * PG_BALL) / PG_W, 0.0f, 1.0f);
-    o[3] = pg_clamp((env->ball_y + 0.5f * PG_BALL) / PG_H, 0.0f, 1.0f);
-    o[4] = env->ball_vx / PG_MAX_SPEED;
-    o[5] = env->ball_vy / PG_MAX_SPEED;
+    /* products with constant reciprocals where a division is not needed for exactness */
+    const float inv_h = 1.0f / PG_H, inv_w = 1.0f / PG_W, inv_speed = 1.0f / PG_MAX_SPEED;
+    o[0] = (env->agent_y + 0.5f * PG_PADDLE_H) * inv_h;
+    o[1] = (env->opp_y + 0.5f * PG_PADDLE_H) * inv_h;
+    o[2] = pn_clampf((env->ball_x + 0.5f * PG_BALL) * inv_w, 0.0f, 1.0f);
+    o[3] = pn_clampf((env->ball_y + 0.5f * PG_BALL) * inv_h, 0.0f, 1.0f);
+    o[4] = env->ball_vx * inv_speed;
+    o[5] = env->ball_vy * inv_speed;
     o[6] = (float)env->agent_points / (float)env->max_score;
     o[7] = (float)env->opp_points / (float)env->max_score;
 }
@@ -112,7 +112,7 @@ static inline void pg_observe(Pong* env) {
 static inline void pg_return(Pong* env, float paddle_y, float dir) {
     float half = 0.5f * (PG_PADDLE_H + PG_BALL);
     float off = ((env->ball_y + 0.5f * PG_BALL) - (paddle_y + 0.5f * PG_PADDLE_H)) / half;
-    float angle = pg_clamp(off, -1.0f, 1.0f) * PG_MAX_ANGLE;
+    float angle = pn_clampf(off, -1.0f, 1.0f) * PG_MAX_ANGLE;
     env->ball_speed = fminf(env->ball_speed + PG_SPEEDUP, PG_MAX_SPEED);
     env->ball_vx = dir * env->ball_speed * cosf(angle);
     env->ball_vy = env->ball_speed * sinf(angle);
@@ -135,15 +135,21 @@ void c_reset(Pong* env) {
     pg_observe(env);
 }
 
-/* One frame of the game with `action`; a point adds +-1 to *reward. */
-static inline void pg_frame(Pong* env, int action, float* reward) {
-    if (action == 1) env->agent_y -= PG_PADDLE_SPEED;
-    else if (action == 2) env->agent_y += PG_PADDLE_SPEED;
-    env->agent_y = pg_clamp(env->agent_y, 0.0f, (float)(PG_H - PG_PADDLE_H));
+/* The paddle's move per frame for `action`: 0 noop, 1 up, 2 down, any other value a noop. An index
+ * picked by a conditional move, not a branch: random actions would mispredict one. */
+static inline float pg_move(int action) {
+    static const float moves[3] = {0.0f, -PG_PADDLE_SPEED, PG_PADDLE_SPEED};
+    unsigned i = (unsigned)action;
+    return moves[i < 3u ? i : 0u];
+}
+
+/* One frame of the game with the paddle moving `move`; a point adds +-1 to *reward. */
+static inline void pg_frame(Pong* env, float move, float* reward) {
+    env->agent_y = pn_clampf(env->agent_y + move, 0.0f, (float)(PG_H - PG_PADDLE_H));
 
     float target = env->ball_y + 0.5f * PG_BALL - 0.5f * PG_PADDLE_H;
-    env->opp_y += pg_clamp(target - env->opp_y, -PG_OPP_SPEED, PG_OPP_SPEED);
-    env->opp_y = pg_clamp(env->opp_y, 0.0f, (float)(PG_H - PG_PADDLE_H));
+    env->opp_y += pn_clampf(target - env->opp_y, -PG_OPP_SPEED, PG_OPP_SPEED);
+    env->opp_y = pn_clampf(env->opp_y, 0.0f, (float)(PG_H - PG_PADDLE_H));
 
     float old_x = env->ball_x;
     env->ball_x += env->ball_vx;
@@ -178,11 +184,11 @@ static inline void pg_frame(Pong* env, int action, float* reward) {
 }
 
 void c_step(Pong* env) {
-    int action = env->actions[0];
+    float move = pg_move(env->actions[0]);
     float reward = 0.0f;
     env->tick += 1;
     for (int f = 0; f < env->frameskip && env->agent_points < env->max_score && env->opp_points < env->max_score; f++)
-        pg_frame(env, action, &reward);
+        pg_frame(env, move, &reward);
     env->ep_return += reward;
     int terminal = env->agent_points >= env->max_score || env->opp_points >= env->max_score;
     int truncation = !terminal && env->tick >= env->max_ticks;
