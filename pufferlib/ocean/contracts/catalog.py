@@ -100,12 +100,22 @@ def cached() -> Path:
     sdist = sdist_cache() / SDIST
     if not sdist.is_file():
         raise SystemExit(f"{sdist} is missing: python -m pufferlib.ocean.contracts.catalog fetch")
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    with contextlib.redirect_stdout(sys.stderr):  # stdout is the path alone
-        build_all(sdist, tmp)
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # a folder of this build's own: two builds at once (two checkouts, CI beside a session) never
+    # write into one another's, and the first to finish is the one the key names
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is the path alone
+            build_all(sdist, tmp)
+        if not (out / CATALOG).is_file():  # a half-made one left by a killed build
+            shutil.rmtree(out, ignore_errors=True)
+        try:
+            tmp.rename(out)
+        except OSError:  # another build finished first (out is a non-empty folder): keep that one
+            if not (out / CATALOG).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
