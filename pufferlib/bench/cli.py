@@ -108,8 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--torch-threads",
         type=int,
         default=0,
-        help="--matched: torch threads on both sides (0: each side's own; 1 keeps runs on a shared box "
-        "from stalling each other's threads)",
+        help="--matched, --to-score: torch threads on every side (0: each side's own; 1 keeps runs on a "
+        "shared box from stalling each other's threads)",
     )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")

@@ -73,15 +73,20 @@ def seed_changes(side: str, seed: int) -> dict[str, Any]:
     return changes
 
 
-def commands(name: str, seconds: float) -> dict[str, str]:
+def commands(name: str, seconds: float, threads: int = 0) -> dict[str, str]:
     """Each configuration's command line (S: the seed), as the bench prints it before the runs."""
     pl3 = f"puffer train puffer_{name} {' '.join(pufferlib3.PL3_TRAIN_ARGS)}, stopped at {seconds:g} s"
+    pl3 += f"; torch.set_num_threads({threads})" if threads else ""
     return {
         "ours": f"puffer train ocean/{pufferlib3.RAW[name].ours} --train.device cpu --train.max_seconds "
-        f"{seconds:g} --train.stop_when_solved false --train.seed S",
+        f"{seconds:g} --train.stop_when_solved false --train.seed S{_threads(threads)}",
         "pl3": f"{pl3}, then set train.seed=S",
         "pl3-mlp": f"{pl3}, then set train.seed=S, rnn_name=None",
     }
+
+
+def _threads(threads: int) -> str:
+    return f" --train.torch_threads {threads}" if threads else ""
 
 
 def rotate(seed_index: int, sides: Sequence[str] = SIDES) -> tuple[str, ...]:
@@ -90,8 +95,11 @@ def rotate(seed_index: int, sides: Sequence[str] = SIDES) -> tuple[str, ...]:
     return tuple(sides[k:]) + tuple(sides[:k])
 
 
-def rows(python: Path, names: list[str], seeds: int, seconds: float, target: float) -> list[dict[str, Any]]:
-    """Per seed, per env, one run of each side (rotating order): its curve and time to `target`."""
+def rows(
+    python: Path, names: list[str], seeds: int, seconds: float, target: float, threads: int = 0
+) -> list[dict[str, Any]]:
+    """Per seed, per env, one run of each side (rotating order): its curve and time to `target`;
+    `threads`: torch threads on every side (0: each its own)."""
     out = []
     for index in range(seeds):
         seed = index + 1
@@ -102,7 +110,7 @@ def rows(python: Path, names: list[str], seeds: int, seconds: float, target: flo
                 if missing:
                     row["skip"] = missing
                 elif side == "ours":
-                    overrides = ["--train.seed", str(seed)]
+                    overrides = ["--train.seed", str(seed), *_threads(threads).split()]
                     row = pufferlib3._sample(
                         row,
                         lambda n=name, o=overrides: pufferlib3.train_ours(
@@ -112,7 +120,8 @@ def rows(python: Path, names: list[str], seeds: int, seconds: float, target: flo
                 else:
                     changes = seed_changes(side, seed)
                     row = pufferlib3._sample(
-                        row, lambda n=name, c=changes: pufferlib3.train_pl3(python, n, seconds, None, c)
+                        row,
+                        lambda n=name, c=changes: pufferlib3.train_pl3(python, n, seconds, None, c, threads),
                     )
                 if "curve" in row:
                     row["time_to_score"] = first_reach(curve_of(row), target)
@@ -166,6 +175,8 @@ def check(args: Any) -> list[str]:
         raise ValueError("--to-score needs --target SCORE (e.g. --target 195 for cartpole)")
     if args.repeats < 1:
         raise ValueError(f"--repeats (seeds) must be at least 1, got {args.repeats}")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
     if args.train_seconds <= 0:
         raise ValueError(f"--to-score trains: --train-seconds must be above 0, got {args.train_seconds:g}")
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
@@ -180,19 +191,17 @@ def run(args: Any, machine: Any) -> int:
     """`puffer bench --pufferlib3 --to-score` once the CLI has parsed it."""
     try:
         names = check(args)
-        python = pufferlib3.peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)
+        python = pufferlib3.asked_python(args)
     except (ValueError, pufferlib3.PeerMissing) as e:
         print(f"puffer bench: {e}", file=sys.stderr)
         return 2
-    info = {**machine(None), "command": "puffer " + " ".join(getattr(args, "argv", []) or sys.argv[1:])}
-    info["versions"]["PufferLib 3.0 peer"] = pufferlib3.peer_versions(python)
-    print(json.dumps(info, indent=1), file=sys.stderr)
+    info = pufferlib3.run_info(args, machine, python)
     configurations = []
     for name in names:
-        for side, line in commands(name, args.train_seconds).items():
+        for side, line in commands(name, args.train_seconds, args.torch_threads).items():
             configurations.append(f"{name} {LABELS[side]}: {line}")
     print("\n".join(configurations), file=sys.stderr)
-    results = rows(python, names, args.repeats, args.train_seconds, args.target)
+    results = rows(python, names, args.repeats, args.train_seconds, args.target, args.torch_threads)
     info["load_average_end"] = os.getloadavg()
     text = report.machine_lines(info) + "\n"
     text += (

@@ -95,6 +95,9 @@ def test_every_configuration_is_named_with_its_command():
     assert "rnn_name=None" in lines["pl3-mlp"] and "rnn_name" not in lines["pl3"]
     assert pl3_to_score.seed_changes("pl3-mlp", 2) == {"train.seed": 2, "rnn_name": None}
     assert pl3_to_score.seed_changes("pl3", 2) == {"train.seed": 2}
+    assert "torch_threads" not in lines["ours"] and "set_num_threads" not in lines["pl3"]
+    one = pl3_to_score.commands("cartpole", 30, 1)
+    assert one["ours"].endswith("--train.torch_threads 1") and "torch.set_num_threads(1)" in one["pl3-mlp"]
 
 
 def test_the_plot_is_one_png_with_every_run(tmp_path):
@@ -117,6 +120,10 @@ def test_the_plot_is_one_png_with_every_run(tmp_path):
         (["--pufferlib3", "--to-score", "--target", "195", "--plot", "x.txt"], "--plot x.txt: write a .png"),
         (["--pufferlib3", "--to-score", "--target", "195", "--train-envs", "tetris"], "unknown tetris"),
         (["--pufferlib3", "--to-score", "--target", "195", "--train-envs", ""], "no env given"),
+        (
+            ["--pufferlib3", "--to-score", "--target", "195", "--torch-threads", "-1"],
+            "--torch-threads must be",
+        ),
         (["--pufferlib3", "--to-score", "--matched", "--target", "195"], "--matched and --to-score"),
         (["--pufferlib3", "--target", "195"], "--target and --plot belong to --to-score"),
         (["--to-score", "--target", "195"], "puffer bench --pufferlib3 --to-score"),

@@ -17,7 +17,7 @@ import pytest
 
 from pufferlib.train import train
 
-BUDGET = 2_000_000  # the default config first solved it in 0.59-1.05M steps (above): half the run or more is after
+BUDGET = 2_000_000  # the default config first solved it in 0.59-1.05M steps (above): half the run is after
 FLOOR = 300.0  # of 500, below seed 2's dip (351); PufferLib 3.0 falls to half its maximum (~100 of 200)
 
 
