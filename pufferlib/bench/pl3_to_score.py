@@ -179,7 +179,9 @@ def check(args: Any) -> list[str]:
         raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
     if args.train_seconds <= 0:
         raise ValueError(f"--to-score trains: --train-seconds must be above 0, got {args.train_seconds:g}")
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
+    from pufferlib.plot import FORMATS
+
+    if args.plot and Path(args.plot).suffix.lower() not in FORMATS:
         raise ValueError(f"--plot {args.plot}: write a .png or .svg file")
     names = pufferlib3._check(args.train_envs, list(pufferlib3.RAW), "--to-score --train-envs")
     if not names:
@@ -211,7 +213,12 @@ def run(args: Any, machine: Any) -> int:
     )
     print(text)
     if args.plot:
-        print("plot: " + ", ".join(draw(results, args.target, Path(args.plot))))
+        from pufferlib.plot import PlotError
+
+        try:
+            print("plot: " + ", ".join(draw(results, args.target, Path(args.plot))))
+        except PlotError as e:
+            print(f"plot: {e}", file=sys.stderr)
     args.document = {
         "machine": info,
         "target": args.target,
