@@ -292,12 +292,7 @@ def rows(
 def run(args: Any, machine: Any) -> int:
     """`puffer bench --pufferlib3 --matched` once the CLI has parsed it (train rows only)."""
     try:
-        if args.repeats < 1:
-            raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
-        if args.torch_threads < 0:
-            raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
-        if args.train_seconds <= 0:
-            raise ValueError(f"--matched trains: --train-seconds must be above 0, got {args.train_seconds:g}")
+        pufferlib3.check_training(args, "--matched")
         names = pufferlib3._check(args.train_envs, list(MATCHABLE), "--matched --train-envs")
         if not names:
             raise ValueError(f"--matched: no env given; --train-envs takes {', '.join(MATCHABLE)}")

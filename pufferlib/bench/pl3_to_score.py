@@ -173,12 +173,7 @@ def check(args: Any) -> list[str]:
     """The env names, or ValueError naming the flag that cannot be used."""
     if args.target is None:
         raise ValueError("--to-score needs --target SCORE (e.g. --target 195 for cartpole)")
-    if args.repeats < 1:
-        raise ValueError(f"--repeats (seeds) must be at least 1, got {args.repeats}")
-    if args.torch_threads < 0:
-        raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
-    if args.train_seconds <= 0:
-        raise ValueError(f"--to-score trains: --train-seconds must be above 0, got {args.train_seconds:g}")
+    pufferlib3.check_training(args, "--to-score")
     from pufferlib.plot import FORMATS
 
     if args.plot and Path(args.plot).suffix.lower() not in FORMATS:

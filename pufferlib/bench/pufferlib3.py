@@ -418,6 +418,17 @@ def run_info(args: Any, machine: Callable[[None], dict[str, Any]], python: Path)
     return info
 
 
+def check_training(args: Any, mode: str) -> None:
+    """ValueError naming the flag where a training mode (`mode`: --matched, --to-score) would measure
+    nothing: --repeats below 1, --torch-threads below 0, --train-seconds not above 0."""
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
+    if args.train_seconds <= 0:
+        raise ValueError(f"{mode} trains: --train-seconds must be above 0, got {args.train_seconds:g}")
+
+
 def _check(names: str, valid: list[str], flag: str) -> list[str]:
     chosen = [n for n in names.split(",") if n] if names else []
     unknown = [n for n in chosen if n not in valid]

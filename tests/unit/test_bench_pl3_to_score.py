@@ -112,7 +112,10 @@ def test_the_plot_is_one_png_with_every_run(tmp_path):
     ("args", "said"),
     [
         (["--pufferlib3", "--to-score"], "--to-score needs --target SCORE"),
-        (["--pufferlib3", "--to-score", "--target", "195", "--repeats", "0"], "--repeats (seeds) must be"),
+        (
+            ["--pufferlib3", "--to-score", "--target", "195", "--repeats", "0"],
+            "--repeats must be at least 1, got 0",
+        ),
         (
             ["--pufferlib3", "--to-score", "--target", "195", "--train-seconds", "0"],
             "--train-seconds must be",
