@@ -96,16 +96,24 @@ def rotate(seed_index: int, sides: Sequence[str] = SIDES) -> tuple[str, ...]:
 
 
 def rows(
-    python: Path, names: list[str], seeds: int, seconds: float, target: float, threads: int = 0
+    python: Path,
+    names: list[str],
+    seeds: int,
+    seconds: float,
+    target: float,
+    threads: int = 0,
+    keep: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Per seed, per env, one run of each side (rotating order): its curve and time to `target`;
-    `threads`: torch threads on every side (0: each its own)."""
+    `threads`: torch threads on every side (0: each its own); `keep`: each run's logs go to
+    keep/SIDE-NAME-SEED."""
     out = []
     for index in range(seeds):
         seed = index + 1
         for name in names:
             for side in rotate(index):
                 row: dict[str, Any] = {"repeat": index, "seed": seed, "env": name, "side": side}
+                saved = keep / f"{side}-{name}-{seed}" if keep else None
                 missing = pufferlib3.native_missing(pufferlib3.RAW[name].ours) if side == "ours" else None
                 if missing:
                     row["skip"] = missing
@@ -113,15 +121,17 @@ def rows(
                     overrides = ["--train.seed", str(seed), *_threads(threads).split()]
                     row = pufferlib3._sample(
                         row,
-                        lambda n=name, o=overrides: pufferlib3.train_ours(
-                            pufferlib3.RAW[n].ours, seconds, None, o
+                        lambda n=name, o=overrides, d=saved: pufferlib3.train_ours(
+                            pufferlib3.RAW[n].ours, seconds, d, o
                         ),
                     )
                 else:
                     changes = seed_changes(side, seed)
                     row = pufferlib3._sample(
                         row,
-                        lambda n=name, c=changes: pufferlib3.train_pl3(python, n, seconds, None, c, threads),
+                        lambda n=name, c=changes, d=saved: pufferlib3.train_pl3(
+                            python, n, seconds, d, c, threads
+                        ),
                     )
                 if "curve" in row:
                     row["time_to_score"] = first_reach(curve_of(row), target)
@@ -198,7 +208,8 @@ def run(args: Any, machine: Any) -> int:
         for side, line in commands(name, args.train_seconds, args.torch_threads).items():
             configurations.append(f"{name} {LABELS[side]}: {line}")
     print("\n".join(configurations), file=sys.stderr)
-    results = rows(python, names, args.repeats, args.train_seconds, args.target, args.torch_threads)
+    keep = Path(args.keep) if args.keep else None
+    results = rows(python, names, args.repeats, args.train_seconds, args.target, args.torch_threads, keep)
     info["load_average_end"] = os.getloadavg()
     text = report.machine_lines(info) + "\n"
     text += (
