@@ -4,6 +4,8 @@
   wall-clock seconds. Runs that share a config except the seed form a group: its mean and min-max
   band are drawn over the stretch of x every seed covers (a seed that solved early ends there;
   nothing is extrapolated), and each seed's own curve faintly in full.
+- `score_curves(series, target, outs)`: score against wall-clock seconds, every run of each
+  series in one colour, the target dashed (`puffer bench --pufferlib3 --to-score`).
 - `bars(...)`: grouped bars, shared by the chart beside `puffer bench`'s table (`bench_chart`:
   throughput per backend per env cost) and `python -m pufferlib.bench.solve_table`'s
   (`solve_chart`: seconds to solve per env).
@@ -227,6 +229,33 @@ def learning_curves(run_dirs: Sequence[Path], outs: Sequence[Path], title: str |
     envs = sorted({r.env for r in runs})
     fig.suptitle(title or f"Learning curves: {', '.join(envs)}" + (" (dashed: solved)" if scores else ""))
     return {"files": _save(fig, outs), "groups": drawn, "skipped": empty, "warnings": warnings}
+
+
+def score_curves(
+    series: dict[str, list[list[tuple[float, float]]]], target: float, outs: Sequence[Path], title: str
+) -> list[str]:
+    """Each series' runs, (wall seconds, score) points, in one colour and one legend entry; the target
+    as a dashed line."""
+    from matplotlib.figure import Figure
+
+    _check_outputs(outs)
+    if not any(series.values()):
+        raise PlotError("no run logged a score: nothing to draw")
+    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    ax = fig.subplots()
+    for (label, runs), colour in zip(series.items(), _colours(len(series)), strict=True):
+        for points in runs:
+            if points:
+                xs, ys = zip(*points, strict=True)
+                ax.plot(xs, ys, color=colour, linewidth=1.2, alpha=0.8)
+        ax.plot([], [], color=colour, linewidth=2, label=f"{label} ({len(runs)} runs)")
+    ax.axhline(target, color="grey", linestyle="--", linewidth=1)
+    ax.set_xlabel("wall-clock seconds")
+    ax.set_ylabel("score")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.suptitle(title)
+    return _save(fig, outs)
 
 
 def _colours(n: int) -> list[str]:

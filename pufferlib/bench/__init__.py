@@ -5,6 +5,7 @@
     puffer bench --puffer202                        # with PufferLib 2.0.2 from the cache dir's peer venv
     puffer bench --workloads perf-0,perf-1000 --num-envs 2 --repeats 5 --json out.json
     puffer bench --pufferlib3                       # native Ocean and puffer train beside PufferLib 3.0's
+    puffer bench --pufferlib3 --to-score --target 195 --train-envs cartpole   # time to a score, 3 seeds
 
 What is timed: only step calls (send/recv or step) with random actions drawn beforehand, for a
 fixed number of agent steps per workload, after a separate warm-up; a measurement still running
@@ -18,6 +19,7 @@ every sample in the JSON.
 The modules: workloads (the envs timed), peers (one runner per peer and its configurations),
 peer202 (the script PufferLib 2.0.2's interpreter runs), interpreter (finding and trusting that
 interpreter), report (tables), cli (`puffer bench`); for `--pufferlib3` (pufferlib3.py's docstring):
-pufferlib3 (the rows, both sides), pl3_driver (the script both interpreters run), pl3_dashboard
-(PufferLib 3.0's dashboard and logs read back), pufferlib3_peer (building its venv).
+pufferlib3 (the rows, both sides), pl3_matched (`--matched`: one policy and geometry), pl3_to_score
+(`--to-score`: wall time to a score over seeds), pl3_driver (the script both interpreters run),
+pl3_dashboard (PufferLib 3.0's dashboard and logs read back), pufferlib3_peer (building its venv).
 """

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferlib.bench import pl3_matched, pufferlib3, report
+from pufferlib.bench import pl3_matched, pl3_to_score, pufferlib3, report
 from pufferlib.bench.interpreter import UntrustedInterpreter, default_peer_python, trusted_python
 from pufferlib.bench.peers import PEERS, Setup, Skip, measure, peer_versions, setups
 from pufferlib.bench.workloads import workloads
@@ -97,11 +97,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"(pl3_matched.py; --train-envs of {','.join(pl3_matched.MATCHABLE)}); no raw steps",
     )
     p.add_argument(
+        "--to-score",
+        action="store_true",
+        help="--pufferlib3: wall time to --target per seed (--repeats, default 3): ours, PL 3.0 shipped and "
+        "with rnn_name = None, each up to --train-seconds (pl3_to_score.py)",
+    )
+    p.add_argument("--target", type=float, help="--to-score: the score to reach (cartpole: 195)")
+    p.add_argument("--plot", metavar="FILE", help="--to-score: draw every run's curve into this .png or .svg")
+    p.add_argument(
         "--torch-threads",
         type=int,
         default=0,
-        help="--matched: torch threads on both sides (0: each side's own; 1 keeps runs on a shared box "
-        "from stalling each other's threads)",
+        help="--matched, --to-score: torch threads on every side (0: each side's own; 1 keeps runs on a "
+        "shared box from stalling each other's threads)",
     )
     p.add_argument("--json-file", help="write machine, samples and table to this JSON file")
     p.add_argument("--json", action="store_true", help="print that JSON on stdout (progress goes to stderr)")
@@ -197,6 +205,11 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise BadArgument(f"--scale must be > 0, got {args.scale}")
     if args.matched:
         raise BadArgument("--matched compares with PufferLib 3.0: puffer bench --pufferlib3 --matched")
+    if args.to_score or args.target is not None or args.plot:
+        raise BadArgument(
+            "--to-score, --target and --plot compare with PufferLib 3.0: puffer bench "
+            "--pufferlib3 --to-score --target SCORE"
+        )
 
 
 def load_saved(path: str) -> dict[str, Any]:
@@ -218,7 +231,12 @@ def load_saved(path: str) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     if args.pufferlib3:
-        return (pl3_matched.run if args.matched else pufferlib3.run)(args, machine)
+        if args.matched and args.to_score:
+            return _fail("error: --matched and --to-score are two runs: pass one of them")
+        if not args.to_score and (args.target is not None or args.plot):
+            return _fail("error: --target and --plot belong to --to-score: add --to-score")
+        mode = pl3_to_score.run if args.to_score else pl3_matched.run if args.matched else pufferlib3.run
+        return mode(args, machine)
     try:
         check_arguments(args)
         saved = load_saved(args.from_json) if args.from_json else None

@@ -292,23 +292,16 @@ def rows(
 def run(args: Any, machine: Any) -> int:
     """`puffer bench --pufferlib3 --matched` once the CLI has parsed it (train rows only)."""
     try:
-        if args.repeats < 1:
-            raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
-        if args.torch_threads < 0:
-            raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
-        if args.train_seconds <= 0:
-            raise ValueError(f"--matched trains: --train-seconds must be above 0, got {args.train_seconds:g}")
+        pufferlib3.check_training(args, "--matched")
         names = pufferlib3._check(args.train_envs, list(MATCHABLE), "--matched --train-envs")
         if not names:
             raise ValueError(f"--matched: no env given; --train-envs takes {', '.join(MATCHABLE)}")
         shapes = {name: geometry(name) for name in names}
-        python = pufferlib3.peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)
+        python = pufferlib3.asked_python(args)
     except (ValueError, pufferlib3.PeerMissing) as e:
         print(f"puffer bench: {e}", file=sys.stderr)
         return 2
-    info = {**machine(None), "command": "puffer " + " ".join(getattr(args, "argv", []) or sys.argv[1:])}
-    info["versions"]["PufferLib 3.0 peer"] = pufferlib3.peer_versions(python)
-    print(json.dumps(info, indent=1), file=sys.stderr)
+    info = pufferlib3.run_info(args, machine, python)
     for name, g in shapes.items():
         for side, line in commands(name, g, args.train_seconds, args.torch_threads).items():
             print(f"{name} {side}: {line}", file=sys.stderr)

@@ -409,6 +409,30 @@ def catalog_rows(python: Path, names: list[str], repeats: int, seconds: float) -
     return rows
 
 
+def asked_python(args: Any) -> Path:
+    """The peer's interpreter `--pufferlib3 [PYTHON]` names (alone: the default venv's); PeerMissing."""
+    return peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)
+
+
+def run_info(args: Any, machine: Callable[[None], dict[str, Any]], python: Path) -> dict[str, Any]:
+    """The machine, the command and the peer's versions, printed to stderr before a run's rows."""
+    info = {**machine(None), "command": "puffer " + " ".join(getattr(args, "argv", []) or sys.argv[1:])}
+    info["versions"]["PufferLib 3.0 peer"] = peer_versions(python)
+    print(json.dumps(info, indent=1), file=sys.stderr)
+    return info
+
+
+def check_training(args: Any, mode: str) -> None:
+    """ValueError naming the flag where a training mode (`mode`: --matched, --to-score) would measure
+    nothing: --repeats below 1, --torch-threads below 0, --train-seconds not above 0."""
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.torch_threads < 0:
+        raise ValueError(f"--torch-threads must be 0 (each side's own) or more, got {args.torch_threads}")
+    if args.train_seconds <= 0:
+        raise ValueError(f"{mode} trains: --train-seconds must be above 0, got {args.train_seconds:g}")
+
+
 def _check(names: str, valid: list[str], flag: str) -> list[str]:
     chosen = [n for n in names.split(",") if n] if names else []
     unknown = [n for n in chosen if n not in valid]
@@ -426,13 +450,11 @@ def run(args: Any, machine: Callable[[None], dict[str, Any]]) -> int:
         raw = _check(args.pl3_envs, list(RAW), "--pl3-envs")
         trained = _check(args.train_envs, list(RAW), "--train-envs") if args.train_seconds > 0 else []
         listed = catalog_names(args.catalog) if args.catalog else []
-        python = peer_python(None if args.pufferlib3 == "asked" else args.pufferlib3)
+        python = asked_python(args)
     except (ValueError, PeerMissing) as e:
         print(f"puffer bench: {e}", file=sys.stderr)
         return 2
-    info = {**machine(None), "command": "puffer " + " ".join(getattr(args, "argv", []) or sys.argv[1:])}
-    info["versions"]["PufferLib 3.0 peer"] = peer_versions(python)
-    print(json.dumps(info, indent=1), file=sys.stderr)
+    info = run_info(args, machine, python)
     keep = Path(args.keep) if args.keep else None
     raw_results = raw_rows(python, raw, args.repeats, args.raw_seconds) if raw else []
     train_results = train_rows(python, trained, args.repeats, args.train_seconds, keep) if trained else []
