@@ -17,13 +17,17 @@ def pytest_configure(config) -> None:
 def _hermetic_native_homes() -> None:
     """Envs a user built (`puffer build-native PATH`) and the PufferLib 3.0 catalog are registered from
     folders under the home directory: the tests start from empty ones, so the registry they see is the
-    shipped one (tests that build envs point these variables at their own folders)."""
+    shipped one (tests that build envs point these variables at their own folders). The one exception is
+    $PUFFERTANK_TEST_PL3_HOME, the catalog tests/run.sh builds (`catalog cached`): where it is set, the
+    catalog registers its `pufferlib3/*` envs, as the lib image's does, and the tests that iterate over
+    every binding cover them too."""
     import os
     import tempfile
 
     root = tempfile.mkdtemp(prefix="puffertank-test-homes-")
     os.environ["PUFFER_NATIVE_HOME"] = os.path.join(root, "native")
-    os.environ["PUFFER_PL3_HOME"] = os.path.join(root, "pufferlib3")
+    built = os.environ.get("PUFFERTANK_TEST_PL3_HOME")
+    os.environ["PUFFER_PL3_HOME"] = built or os.path.join(root, "pufferlib3")
 
 
 _hermetic_native_homes()

@@ -124,11 +124,24 @@ def _bounds_in_c(env: Any, cls: type) -> bool:
 def checked(cls: type) -> type:
     """`cls` with its actions checked before any env steps (a subclass: no reference cycle holds an env's
     buffers): in C when its bounds could be handed over and the actions come in the buffer's own dtype (a
-    cast first could wrap an out-of-range action into range), else by check_actions."""
+    cast first could wrap an out-of-range action into range), else by check_actions.
+
+    And reset(seed=None) as every binding of ours takes it: a fresh start, drawn from the last seed given (to
+    reset, else to the constructor). 3.0.0's classes hand None to vec_reset, which the contract refuses
+    ("seed must be an int": 18 of the 21 available envs), or reset with seed 0 (cartpole, snake, tripletriad:
+    every episode a gymnasium or SB3 user starts with reset() would begin the same)."""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         cls.__init__(self, *args, **kwargs)
         self._checked_in_c = _bounds_in_c(self, cls)
+        self._reset_seeds = np.random.default_rng(kwargs.get("seed", 0))
+
+    def reset(self: Any, seed: int | None = None):
+        if seed is None:
+            seed = int(self._reset_seeds.integers(2**31))
+        else:
+            self._reset_seeds = np.random.default_rng(seed)
+        return cls.reset(self, seed)
 
     def step(self: Any, actions: Any):
         if not (
@@ -137,7 +150,13 @@ def checked(cls: type) -> type:
             check_actions(self.single_action_space, actions)
         return cls.step(self, actions)
 
-    namespace = {"__init__": __init__, "step": step, "__module__": cls.__module__, "__doc__": cls.__doc__}
+    namespace = {
+        "__init__": __init__,
+        "reset": reset,
+        "step": step,
+        "__module__": cls.__module__,
+        "__doc__": cls.__doc__,
+    }
     return type(cls.__name__, (cls,), namespace)
 
 

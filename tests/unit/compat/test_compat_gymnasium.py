@@ -99,3 +99,21 @@ class Broken(gymnasium.Env):
 def test_check_env_goes_red_on_a_broken_env():
     with pytest.raises(AssertionError, match="truncates after 1 step"):
         checked(to_gymnasium(GymnasiumPufferEnv(env=Broken())))
+
+
+def test_pufferlib3_reset_without_a_seed_starts_a_fresh_episode():
+    """reset() after reset(seed=s) is a new start, the same one every time after s (3.0.0's cartpole resets
+    with seed 0 whenever none is given; blastar's C refuses None)."""
+    if not environments.bindings("pufferlib3"):
+        skip_or_fail("no pufferlib3 catalog registered: tests/run.sh builds it ($PUFFERTANK_TEST_PL3_HOME)")
+    for name in ("pufferlib3/cartpole", "pufferlib3/blastar"):
+        env = to_gymnasium(environments.make(name))
+        try:
+            seeded, _ = env.reset(seed=5)
+            fresh = [env.reset()[0] for _ in range(2)]
+            env.reset(seed=5)
+            assert np.array_equal(fresh[0], env.reset()[0]), name  # determined by the last seed
+            if name.endswith("cartpole"):  # its start is random: a fresh one differs
+                assert not np.array_equal(seeded, fresh[0]) and not np.array_equal(fresh[0], fresh[1])
+        finally:
+            env.close()
