@@ -17,15 +17,14 @@ pytestmark = pytest.mark.docker
 
 REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "matrix-tests"
 PL3 = "pufferlib3/"
-BINDINGS = [b.name for b in environments.bindings()]
+# PufferLib 3.0's catalog (pufferlib3/*): its cells are test_matrix_pufferlib3.py's, which runs them once
+BINDINGS = [b.name for b in environments.bindings() if not b.name.startswith(PL3)]
 
 
 @pytest.fixture(scope="session")
 def matrix_report(docker_client, lib_image) -> Report:
     host = Host("local", docker_client)
     plan = Plan(image=lib_image, variant="cpu", hosts=[host], bindings=[], jobs=2)
-    # PufferLib 3.0's catalog (pufferlib3/*) is built in the image; the host's tests register none of it
-    # (tests/conftest.py): its cells are test_matrix_pufferlib3.py's.
     plan.bindings = [b for b in registered_bindings(host, plan) if not b["name"].startswith(PL3)]
     report = run_matrix(plan)
     paths = write_all(report, REPORT_DIR)
