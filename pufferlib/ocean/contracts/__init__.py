@@ -11,7 +11,7 @@ Contracts, as `detect()` names them:
 - "pufferlib-3.0": binding.c includes "../env_binding.h" and supplies my_init(Env*, PyObject* args,
   PyObject* kwargs); the folder holds the env's `<name>.py` (a pufferlib.PufferEnv subclass).
 - "pufferlib-4.0": binding.c defines OBS_SIZE, NUM_ATNS, ACT_SIZES, OBS_TENSOR_T and includes "vecenv.h".
-- "puffertank": binding.c defines ENV_NAME and LOG_FIELDS for our own env_binding.h (pufferlib/ocean/native).
+- "puffertank": binding.c defines ENV_NAME and OBS_T for our own env_binding.h (pufferlib/ocean/native).
 """
 
 from __future__ import annotations

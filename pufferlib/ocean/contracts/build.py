@@ -42,13 +42,13 @@ def detect(binding_c: str) -> str:
     code = re.sub(r"//[^\n]*|/\*.*?\*/", "", binding_c, flags=re.S)
     if re.search(r'#\s*include\s*"vecenv\.h"', code):
         return "pufferlib-4.0"
-    if re.search(r"#\s*define\s+ENV_NAME\b", code) and re.search(r"#\s*define\s+LOG_FIELDS\b", code):
+    if re.search(r"#\s*define\s+ENV_NAME\b", code) and re.search(r"#\s*define\s+OBS_T\b", code):
         return "puffertank"
     if re.search(r'#\s*include\s*"\.\./env_binding\.h"', code):
         return "pufferlib-3.0"
     raise BuildError(
         'binding.c follows no contract known here: it must include "../env_binding.h" (PufferLib 3.0, or '
-        'ours with ENV_NAME and LOG_FIELDS defined) or "vecenv.h" (PufferLib 4.0); see docs/native.md'
+        'ours with ENV_NAME and OBS_T defined) or "vecenv.h" (PufferLib 4.0); see docs/native.md'
     )
 
 

@@ -1,10 +1,12 @@
 /* env_binding.h: the generic CPython/NumPy glue of a native Ocean env, included at the END of its binding.c.
  *
- * binding.c defines ENV_NAME, Env, OBS_T, OBS_DTYPE, OBS_SIZE, OBS_LOW, OBS_HIGH, NUM_ATNS, ACT_SIZES,
- * RENDER_H, RENDER_W and LOG_FIELDS, includes this file, then defines
+ * binding.c defines ENV_NAME, Env, OBS_T (float, unsigned char, signed char or int: the module's OBS_DTYPE),
+ * OBS_SIZE, OBS_LOW, OBS_HIGH, NUM_ATNS, ACT_SIZES, RENDER_H and RENDER_W (the env's header defines Log with
+ * PN_LOG_STRUCT(LOG_FIELDS): the fields are named once), includes this file, then defines
  *     static int my_num_agents(PyObject* kwargs);     agents per env instance (>= 1, or -1 with an exception)
  *     static int my_init(Env* env, PyObject* kwargs); read game kwargs (a dict or NULL); 0, or -1 with an exception
- * Optional: ENV_KWARGS ("key", ...: every other kwarg is refused), OBS_SHAPE_FN (a function
+ * my_init reads its keywords with pn_kw_int / pn_kw_float (the module learns from them which it takes and
+ * refuses every other). Optional: OBS_SHAPE_FN (a function
  * `static int f(PyObject* kwargs, int shape[3])` that writes the per-agent observation shape and returns its
  * number of dimensions, when the shape is not (OBS_SIZE,) or depends on kwargs), ANSI_SIZE (bytes of text),
  * OBS_FIELDS ("name:shape ..." naming the parts of a row, e.g. "action_mask:7 board:2x6x7": see fields.py).
@@ -15,21 +17,52 @@
  * call and joined before it returns: nothing survives a call, so fork() after it is safe).
  */
 #ifdef PN_NO_PYTHON
-/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. A kwarg
- * helper reads the environment variable PN_KW_<key> when set (so a harness can run other configs), else
- * returns its default; a value outside the range fails my_init. */
 typedef struct _object PyObject;
+#include <stdio.h>
+#else
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <limits.h>
+#include <pthread.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#endif
+#include <stddef.h>
+
+/* What both builds read from the binding's defines, each fact from one place. The observation dtype is
+ * OBS_T's (no second name for it), and the log's field names are the LOG_FIELDS list that declared the
+ * Log struct (PN_LOG_STRUCT in puffernative.h): checked here name by name, so a Log written by hand that
+ * disagrees with the list in any name or place does not compile. */
+#ifdef OBS_DTYPE
+#error "OBS_DTYPE is read from OBS_T now: delete the #define OBS_DTYPE line (docs/native.md)"
+#endif
+#ifdef ENV_KWARGS
+#error "ENV_KWARGS is learnt from the keys my_init reads now: delete the #define ENV_KWARGS line (docs/native.md)"
+#endif
+#define PN_OBS_DTYPE _Generic((OBS_T)0, float: "float32", unsigned char: "uint8", signed char: "int8", int: "int32")
+
 static int my_num_agents(PyObject* kwargs);
 static int my_init(Env* env, PyObject* kwargs);
 #ifdef OBS_SHAPE_FN
 static int OBS_SHAPE_FN(PyObject* kwargs, int shape[3]);
 #endif
 static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
-static const char* pn_log_fields[] = {LOG_FIELDS};
-#define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
-_Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
-               "Log must hold exactly one float per LOG_FIELDS name");
-#include <stdio.h>
+
+#define PN_LOG_NAME(name) #name,
+#define PN_LOG_INDEX(name) PN_LOG_AT_##name,
+#define PN_LOG_CHECK(name)                                                                                     \
+    _Static_assert(offsetof(Log, name) == PN_LOG_AT_##name * sizeof(float),                                    \
+                   "Log." #name " is not where LOG_FIELDS lists it: declare Log with PN_LOG_STRUCT(LOG_FIELDS)");
+static const char* pn_log_fields[] = {LOG_FIELDS(PN_LOG_NAME)}; /* LOG_FIELDS(X) X(score) ... X(n), not strings */
+enum { LOG_FIELDS(PN_LOG_INDEX) PN_NUM_LOG };
+LOG_FIELDS(PN_LOG_CHECK)
+_Static_assert(sizeof(Log) == PN_NUM_LOG * sizeof(float), "Log must hold exactly one float per LOG_FIELDS name");
+_Static_assert(PN_LOG_AT_n == PN_NUM_LOG - 1, "LOG_FIELDS must end with n (the episodes summed)");
+
+#ifdef PN_NO_PYTHON
+/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. A kwarg
+ * helper reads the environment variable PN_KW_<key> when set (so a harness can run other configs), else
+ * returns its default; a value outside the range fails my_init. */
 static const char* pn_kw_env(const char* key) {
     char name[128];
     snprintf(name, sizeof(name), "PN_KW_%s", key);
@@ -54,13 +87,6 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
     return 0;
 }
 #else
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <limits.h>
-#include <pthread.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
-
 #define PN_STR_(x) #x
 #define PN_STR(x) PN_STR_(x)
 #define PN_CAT_(a, b) a##b
@@ -72,23 +98,20 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
 #endif
 #define PN_MAX_THREADS 256
 
-static int my_num_agents(PyObject* kwargs);
-static int my_init(Env* env, PyObject* kwargs);
-#ifdef OBS_SHAPE_FN
-static int OBS_SHAPE_FN(PyObject* kwargs, int shape[3]);
-#endif
+/* The game keywords are the keys my_num_agents, OBS_SHAPE_FN and my_init read with pn_kw_* (string
+ * literals, every one read on every call, the default when absent): the module learns them at import from a
+ * default init (pn_learn_kwargs), so no list repeats them. Any other keyword is refused, naming these. */
+#define PN_MAX_KWARGS 64
+static const char* pn_kwarg_names[PN_MAX_KWARGS];
+static int pn_num_kwargs = 0;
+static int pn_learning_kwargs = 0;
 
-static const int pn_act_sizes[NUM_ATNS] = ACT_SIZES;
-static const char* pn_log_fields[] = {LOG_FIELDS};
-#define PN_NUM_LOG ((int)(sizeof(pn_log_fields) / sizeof(pn_log_fields[0])))
-_Static_assert(sizeof(Log) == sizeof(pn_log_fields) / sizeof(pn_log_fields[0]) * sizeof(float),
-               "Log must hold exactly one float per LOG_FIELDS name");
-#ifdef ENV_KWARGS
-static const char* pn_kwarg_names[] = {ENV_KWARGS};
-#define PN_NUM_KWARGS ((int)(sizeof(pn_kwarg_names) / sizeof(pn_kwarg_names[0])))
-#else
-#define PN_NUM_KWARGS 0
-#endif
+static void pn_kw_asked(const char* key) {
+    if (!pn_learning_kwargs) return;
+    for (int i = 0; i < pn_num_kwargs; i++)
+        if (!strcmp(pn_kwarg_names[i], key)) return;
+    if (pn_num_kwargs < PN_MAX_KWARGS) pn_kwarg_names[pn_num_kwargs++] = key;
+}
 
 typedef struct {
     Env* envs;
@@ -107,6 +130,7 @@ typedef struct {
 
 /* The kwarg `key` as an int in [lo, hi] (default `dflt` when absent): 0, or -1 with a ValueError/TypeError. */
 static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi, int* out) {
+    pn_kw_asked(key);
     PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
     long x = dflt;
     if (v) {
@@ -128,6 +152,7 @@ static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long
 
 /* The kwarg `key` as a finite float in [lo, hi] (ints accepted). */
 static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo, double hi, float* out) {
+    pn_kw_asked(key);
     PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
     double x = dflt;
     if (v) {
@@ -146,23 +171,26 @@ static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo
     return 0;
 }
 
-/* Refuse kwargs not in ENV_KWARGS (when the binding lists them). */
+/* Refuse kwargs the env does not read (pn_kwarg_names). */
 static int pn_check_kwargs(PyObject* kwargs) {
     if (kwargs == NULL || kwargs == Py_None) return 0;
     if (!PyDict_Check(kwargs)) {
         PyErr_Format(PyExc_TypeError, "%s: kwargs must be a dict, got %R", PN_MODULE_NAME, kwargs);
         return -1;
     }
-#ifdef ENV_KWARGS
+    if (pn_num_kwargs == 0 && PyDict_Size(kwargs) > 0) {
+        PyErr_Format(PyExc_TypeError, "%s takes no game keywords, got %R", PN_MODULE_NAME, kwargs);
+        return -1;
+    }
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
         const char* k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
         int known = 0;
-        for (int i = 0; k && i < PN_NUM_KWARGS; i++) known |= strcmp(k, pn_kwarg_names[i]) == 0;
+        for (int i = 0; k && i < pn_num_kwargs; i++) known |= strcmp(k, pn_kwarg_names[i]) == 0;
         if (!known) {
             PyObject* names = PyUnicode_FromString("");
-            for (int i = 0; names && i < PN_NUM_KWARGS; i++) {
+            for (int i = 0; names && i < pn_num_kwargs; i++) {
                 PyObject* joined = PyUnicode_FromFormat("%U%s%s", names, i ? ", " : "", pn_kwarg_names[i]);
                 Py_SETREF(names, joined);
             }
@@ -171,12 +199,6 @@ static int pn_check_kwargs(PyObject* kwargs) {
             return -1;
         }
     }
-#else
-    if (PyDict_Size(kwargs) > 0) {
-        PyErr_Format(PyExc_TypeError, "%s takes no game keywords, got %R", PN_MODULE_NAME, kwargs);
-        return -1;
-    }
-#endif
     return 0;
 }
 
@@ -224,12 +246,7 @@ static int pn_obs_size(PyObject* kwargs) {
 /* ---------------------------------------------------------------------------------- buffer checks */
 
 static int pn_obs_typenum(void) {
-    const char* d = OBS_DTYPE;
-    if (!strcmp(d, "float32")) return NPY_FLOAT32;
-    if (!strcmp(d, "uint8")) return NPY_UINT8;
-    if (!strcmp(d, "int8")) return NPY_INT8;
-    if (!strcmp(d, "int32")) return NPY_INT32;
-    return -1;
+    return _Generic((OBS_T)0, float: NPY_FLOAT32, unsigned char: NPY_UINT8, signed char: NPY_INT8, int: NPY_INT32);
 }
 _Static_assert(sizeof(OBS_T) == 1 || sizeof(OBS_T) == 4, "OBS_T must be a 1- or 4-byte type");
 
@@ -617,19 +634,34 @@ static int pn_add(PyObject* m, const char* name, PyObject* value) {
 #define PN_OBS_FIELDS ""
 #endif
 
+/* Learn the game keywords (see pn_kw_asked): a default my_num_agents, OBS_SHAPE_FN and my_init on a scratch
+ * env, closed as a failed vec_init closes it. 0, or -1 with an exception (defaults that fail are a bug). */
+static int pn_learn_kwargs(void) {
+    Env* probe = calloc(1, sizeof(Env));
+    if (probe == NULL) return PyErr_NoMemory(), -1;
+    pn_learning_kwargs = 1;
+    int shape[3];
+    int ok = my_num_agents(NULL) >= 1 && pn_obs_shape(NULL, shape) >= 1 && my_init(probe, NULL) == 0;
+    c_close(probe);
+    free(probe);
+    pn_learning_kwargs = 0;
+    if (!ok && !PyErr_Occurred())
+        PyErr_Format(PyExc_ImportError, "%s: my_num_agents, OBS_SHAPE_FN or my_init failed on the defaults", PN_MODULE_NAME);
+    return ok ? 0 : -1;
+}
+
 PyMODINIT_FUNC PN_CAT(PyInit_, ENV_NAME)(void) {
     import_array();
+    if (pn_learn_kwargs() < 0) return NULL;
     PyObject* m = PyModule_Create(&pn_module);
     if (m == NULL) return NULL;
     PyObject* sizes = PyTuple_New(NUM_ATNS);
     PyObject* fields = PyTuple_New(PN_NUM_LOG);
-    PyObject* kw = PyTuple_New(PN_NUM_KWARGS);
+    PyObject* kw = PyTuple_New(pn_num_kwargs);
     for (int i = 0; sizes && i < NUM_ATNS; i++) PyTuple_SET_ITEM(sizes, i, PyLong_FromLong(pn_act_sizes[i]));
     for (int i = 0; fields && i < PN_NUM_LOG; i++) PyTuple_SET_ITEM(fields, i, PyUnicode_FromString(pn_log_fields[i]));
-#ifdef ENV_KWARGS
-    for (int i = 0; kw && i < PN_NUM_KWARGS; i++) PyTuple_SET_ITEM(kw, i, PyUnicode_FromString(pn_kwarg_names[i]));
-#endif
-    if (PyModule_AddIntConstant(m, "OBS_SIZE", OBS_SIZE) < 0 || PyModule_AddStringConstant(m, "OBS_DTYPE", OBS_DTYPE) < 0 ||
+    for (int i = 0; kw && i < pn_num_kwargs; i++) PyTuple_SET_ITEM(kw, i, PyUnicode_FromString(pn_kwarg_names[i]));
+    if (PyModule_AddIntConstant(m, "OBS_SIZE", OBS_SIZE) < 0 || PyModule_AddStringConstant(m, "OBS_DTYPE", PN_OBS_DTYPE) < 0 ||
         pn_add(m, "OBS_LOW", PyFloat_FromDouble((double)(OBS_LOW))) < 0 ||
         pn_add(m, "OBS_HIGH", PyFloat_FromDouble((double)(OBS_HIGH))) < 0 || pn_add(m, "ACT_SIZES", sizes) < 0 ||
         pn_add(m, "LOG_FIELDS", fields) < 0 || pn_add(m, "KWARGS", kw) < 0 ||

@@ -19,6 +19,16 @@ typedef struct {
     uint64_t s;
 } pn_rng;
 
+/* The Log struct from its field list, one float each, `n` (the episodes summed) last:
+ *     #define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(n)
+ *     PN_LOG_STRUCT(LOG_FIELDS);
+ * The glue names the stats from the same list, so the names, their order and the struct cannot disagree. */
+#define PN_LOG_MEMBER(name) float name;
+#define PN_LOG_STRUCT(FIELDS) \
+    typedef struct {          \
+        FIELDS(PN_LOG_MEMBER) \
+    } Log
+
 /* The fields every env struct starts with (after its own `Log` type): the glue sets the buffer
  * pointers to the instance's slice of the shared buffers and reads them by name; `log` sums the
  * finished episodes, `rng` is seeded per instance. */

@@ -4,7 +4,6 @@
 #define ENV_NAME _breakout
 #define Env Breakout
 #define OBS_T float
-#define OBS_DTYPE "float32"
 #define OBS_SIZE BK_OBS_SIZE
 #define OBS_LOW -1.0f
 #define OBS_HIGH 1.0f
@@ -12,8 +11,6 @@
 #define ACT_SIZES {3}
 #define RENDER_H BK_H
 #define RENDER_W BK_W
-#define LOG_FIELDS "episode_return", "episode_length", "score", "bricks_broken", "lives_lost", "cleared", "n"
-#define ENV_KWARGS "max_ticks", "lives", "frameskip"
 
 #include "../env_binding.h"
 

@@ -54,9 +54,8 @@
 #define BK_DEFAULT_LIVES 5
 #define BK_DEFAULT_FRAMESKIP 4
 
-typedef struct {
-    float episode_return, episode_length, score, bricks_broken, lives_lost, cleared, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(bricks_broken) X(lives_lost) X(cleared) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue

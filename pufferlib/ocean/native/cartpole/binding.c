@@ -2,7 +2,6 @@
 #define ENV_NAME _cartpole
 #define Env CartPole
 #define OBS_T float
-#define OBS_DTYPE "float32"
 #define OBS_SIZE 4
 #define OBS_LOW -3.4e38f
 #define OBS_HIGH 3.4e38f
@@ -10,8 +9,6 @@
 #define ACT_SIZES {2}
 #define RENDER_H CP_RENDER_H
 #define RENDER_W CP_RENDER_W
-#define LOG_FIELDS "episode_return", "episode_length", "score", "x_terminations", "angle_terminations", "n"
-#define ENV_KWARGS "max_steps"
 #include "../env_binding.h"
 
 static int my_num_agents(PyObject* kwargs) {

@@ -21,9 +21,8 @@
 #define CP_X_LIMIT 2.4f
 #define CP_THETA_LIMIT (12.0f * 2.0f * 3.14159265358979f / 360.0f)
 
-typedef struct {
-    float episode_return, episode_length, score, x_terminations, angle_terminations, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(x_terminations) X(angle_terminations) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue

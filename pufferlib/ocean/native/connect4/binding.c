@@ -2,7 +2,6 @@
 #define ENV_NAME _connect4
 #define Env Connect4
 #define OBS_T unsigned char
-#define OBS_DTYPE "uint8"
 #define OBS_SIZE CONNECT4_OBS
 #define OBS_LOW 0
 #define OBS_HIGH 1
@@ -11,9 +10,6 @@
 #define ACT_SIZES {CONNECT4_COLS}
 #define RENDER_H CONNECT4_RENDER_H
 #define RENDER_W CONNECT4_RENDER_W
-#define LOG_FIELDS                                                                                                 \
-    "episode_return", "episode_length", "score", "p0_wins", "p0_draws", "p0_losses", "p1_wins", "p1_draws",        \
-        "p1_losses", "first_wins", "illegal", "n"
 #include "../env_binding.h"
 
 static int my_num_agents(PyObject* kwargs) {

@@ -46,10 +46,9 @@
 #define CONNECT4_RENDER_W 320
 #define CONNECT4_CELL 40
 
-typedef struct {
-    float episode_return, episode_length, score;
-    float p0_wins, p0_draws, p0_losses, p1_wins, p1_draws, p1_losses, first_wins, illegal, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(p0_wins) X(p0_draws) X(p0_losses) X(p1_wins) \
+    X(p1_draws) X(p1_losses) X(first_wins) X(illegal) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(unsigned char); /* num_agents = 2 */

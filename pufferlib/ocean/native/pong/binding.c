@@ -4,7 +4,6 @@
 #define ENV_NAME _pong
 #define Env Pong
 #define OBS_T float
-#define OBS_DTYPE "float32"
 #define OBS_SIZE PG_OBS_SIZE
 #define OBS_LOW -1.0f
 #define OBS_HIGH 1.0f
@@ -12,8 +11,6 @@
 #define ACT_SIZES {3}
 #define RENDER_H PG_H
 #define RENDER_W PG_W
-#define LOG_FIELDS "episode_return", "episode_length", "score", "points_won", "points_lost", "wins", "n"
-#define ENV_KWARGS "max_score", "max_ticks", "frameskip"
 
 #include "../env_binding.h"
 

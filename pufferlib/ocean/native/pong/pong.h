@@ -53,9 +53,8 @@
 #define PG_DEFAULT_MAX_TICKS 5000
 #define PG_DEFAULT_FRAMESKIP 4
 
-typedef struct {
-    float episode_return, episode_length, score, points_won, points_lost, wins, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(points_won) X(points_lost) X(wins) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue

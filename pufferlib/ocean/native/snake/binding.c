@@ -2,7 +2,6 @@
 #define ENV_NAME _snake
 #define Env Snake
 #define OBS_T unsigned char
-#define OBS_DTYPE "uint8"
 #define OBS_SIZE 121 /* the default vision 5; snake_obs_shape gives the shape for any vision */
 #define OBS_SHAPE_FN snake_obs_shape
 #define OBS_LOW 0
@@ -11,10 +10,6 @@
 #define ACT_SIZES {4}
 #define RENDER_H SNAKE_RENDER_H
 #define RENDER_W SNAKE_RENDER_W
-#define LOG_FIELDS "episode_return", "episode_length", "score", "died", "n"
-#define ENV_KWARGS                                                                                                 \
-    "width", "height", "num_snakes", "num_food", "vision", "max_snake_length", "max_steps", "respawn_delay",       \
-        "leave_corpse", "reward_food", "reward_corpse", "reward_death"
 #define ANSI_SIZE (1 << 20)
 #include "../env_binding.h"
 

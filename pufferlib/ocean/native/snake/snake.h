@@ -42,9 +42,8 @@
 enum { SNAKE_EMPTY = 0, SNAKE_FOOD = 1, SNAKE_CORPSE = 2, SNAKE_WALL = 3, SNAKE_SELF = 4, SNAKE_OTHER = 5 };
 #define SNAKE_BODY 8 /* grid value of snake i's body: SNAKE_BODY + i */
 
-typedef struct {
-    float episode_return, episode_length, score, died, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(died) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(unsigned char); /* num_agents = num_snakes */

@@ -2,7 +2,6 @@
 #define ENV_NAME _squared
 #define Env Squared
 #define OBS_T float
-#define OBS_DTYPE "float32"
 #define OBS_SIZE 9
 #define OBS_LOW -1.0f
 #define OBS_HIGH 1.0f
@@ -10,8 +9,6 @@
 #define ACT_SIZES {8}
 #define RENDER_H SQ_RENDER
 #define RENDER_W SQ_RENDER
-#define LOG_FIELDS "episode_return", "episode_length", "score", "n"
-#define ENV_KWARGS "distance_to_target", "num_targets", "max_ticks"
 #define OBS_SHAPE_FN my_obs_shape
 #define ANSI_SIZE (1 << 20)
 #include "../env_binding.h"

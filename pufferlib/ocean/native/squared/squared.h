@@ -11,9 +11,8 @@
  */
 #include "../puffernative.h"
 
-typedef struct {
-    float episode_return, episode_length, score, n;
-} Log;
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue

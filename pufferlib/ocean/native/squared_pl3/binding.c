@@ -2,7 +2,6 @@
 #define ENV_NAME _squared_pl3
 #define Env SquaredPL3
 #define OBS_T unsigned char
-#define OBS_DTYPE "uint8"
 #define OBS_SIZE 121
 #define OBS_LOW 0
 #define OBS_HIGH 2
@@ -10,8 +9,6 @@
 #define ACT_SIZES {5}
 #define RENDER_H S3_RENDER
 #define RENDER_W S3_RENDER
-#define LOG_FIELDS "episode_return", "episode_length", "score", "n"
-#define ENV_KWARGS "size"
 #define OBS_SHAPE_FN my_obs_shape
 #define ANSI_SIZE (1 << 16)
 #include "../env_binding.h"

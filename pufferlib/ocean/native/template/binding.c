@@ -3,7 +3,6 @@
 #define ENV_NAME _template  // the module pufferlib.ocean.native._template (the folder name, underscored)
 #define Env Template
 #define OBS_T float
-#define OBS_DTYPE "float32"
 #define OBS_SIZE TP_BUTTONS
 #define OBS_LOW 0.0f
 #define OBS_HIGH 1.0f
@@ -11,8 +10,6 @@
 #define ACT_SIZES {TP_BUTTONS}  // one entry per action branch
 #define RENDER_H TP_CELL
 #define RENDER_W (TP_CELL * TP_BUTTONS)
-#define LOG_FIELDS "episode_return", "episode_length", "score", "n"
-#define ENV_KWARGS "length"  // every other game keyword is refused
 #include "../env_binding.h"
 
 /* Agents per env instance: 1 (a multi-agent env returns its count, from kwargs if it likes). */

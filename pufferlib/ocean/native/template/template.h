@@ -11,9 +11,9 @@
 
 #define TP_BUTTONS 4
 
-typedef struct {  // every field a float, `n` (episodes summed) last
-    float episode_return, episode_length, score, n;
-} Log;
+// the Log struct: every field a float, `n` (episodes summed) last
+#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(n)
+PN_LOG_STRUCT(LOG_FIELDS);
 
 typedef struct {
     PN_ENV_FIELDS(float);  // log, the buffers, num_agents, rng: read and set by the glue
