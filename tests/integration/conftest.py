@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _repo import REPO
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
@@ -47,7 +48,6 @@ from pufferlib.tank.build.options import BuildOptions  # noqa: E402
 from pufferlib.tank.build.plan import STAGE_SPECS  # noqa: E402
 from pufferlib.tank.names import STAGES  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 CHAIN_TIMEOUT = 1800  # seconds: a cold chain build on a busy 2-core machine, plus the test itself
 
 

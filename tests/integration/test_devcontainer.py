@@ -24,12 +24,12 @@ from pathlib import Path
 
 import docker
 import pytest
+from _repo import REPO
 
 from pufferlib.tank.containers import SHM_SIZE
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 CLI = ["npx", "-y", "@devcontainers/cli@0.89.0"]
 UP_TIMEOUT_S = 600  # the first run downloads the CLI and builds the -uid image
 EXEC_TIMEOUT_S = 180

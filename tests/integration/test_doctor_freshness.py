@@ -10,6 +10,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from _repo import REPO
 
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.freshness import freshness
@@ -19,7 +20,6 @@ from pufferlib.tank.names import STAGES
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "puffertank-test-doctor"
 
 

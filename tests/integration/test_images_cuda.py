@@ -9,9 +9,9 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib.tank.build.chain import build_chain
 from pufferlib.tank.build.options import BuildOptions
@@ -22,7 +22,6 @@ from pufferlib.tank.cuda import facts
 from pufferlib.tank.names import STAGES
 from pufferlib.tank.variant import nvidia_gpus
 
-REPO = Path(__file__).resolve().parents[2]
 TORCH = torch_version(REPO)
 PYPI_CUDA = facts(REPO).pypi_cuda(TORCH)  # docker/cuda.toml: what PyPI's torch is built for
 

@@ -4,13 +4,13 @@ tracing nothing, importing no kinetix and compiling nothing again (the image is 
 its CPU matches), and the image's `pip check` leaves exactly the lines envs.txt accepts for kinetix-env."""
 
 import json
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.docker
 
-ENVS_TXT = Path(__file__).resolve().parents[2] / "docker" / "constraints" / "envs.txt"
+ENVS_TXT = REPO / "docker" / "constraints" / "envs.txt"
 
 PROBE = """
 import json, pathlib, sys, numpy as np

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import pufferlib
 
 pytestmark = pytest.mark.docker
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_pufferlib_and_torch_import_together(lib_container):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.docker
 
@@ -18,7 +18,7 @@ def test_python_is_311_in_the_venv(lib_container):
     assert json.loads(out) == [[3, 11], "/opt/venv"]
 
 
-DOCKER = Path(__file__).parents[2] / "docker"
+DOCKER = REPO / "docker"
 # install-envs.sh's own `pip check` filter (check_requirements: less the "# unmet: " lines of
 # docker/constraints/envs.txt and lib.txt), run in the image on its real pip: the build's rule, not a
 # copy of it.

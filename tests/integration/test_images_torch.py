@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.docker
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def pinned_torch() -> str:

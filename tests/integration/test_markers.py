@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-# conftest.py's own imports: the helper modules beside it and tests/_strict.py
+# conftest.py's own imports: the helper modules beside it and tests/_strict.py, tests/_repo.py
 HELPERS = os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])
 
 UNMARKED = """

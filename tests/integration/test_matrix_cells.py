@@ -4,9 +4,8 @@ The matrix runs once per session (a fresh container per binding, 2 at a time, as
 does); each test then reads its own cell. Its reports land in reports/matrix-tests/ for inspection.
 """
 
-from pathlib import Path
-
 import pytest
+from _repo import REPO
 
 import pufferlib.environments as environments
 from pufferlib.matrix_protocol import CHECKS
@@ -15,7 +14,7 @@ from pufferlib.tank.matrix.report import Report, write_all
 
 pytestmark = pytest.mark.docker
 
-REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "matrix-tests"
+REPORT_DIR = REPO / "reports" / "matrix-tests"
 PL3 = "pufferlib3/"
 # PufferLib 3.0's catalog (pufferlib3/*): its cells are test_matrix_pufferlib3.py's, which runs them once
 BINDINGS = [b.name for b in environments.bindings() if not b.name.startswith(PL3)]

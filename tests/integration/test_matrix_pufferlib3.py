@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 from _strict import skip_or_fail
 
 from pufferlib.environments.ocean_native import PL3_LEARN
@@ -19,7 +20,7 @@ from pufferlib.tank.matrix.report import write_all
 
 pytestmark = pytest.mark.docker
 
-REPORT_DIR = Path(__file__).resolve().parents[2] / "reports" / "matrix-pufferlib3"
+REPORT_DIR = REPO / "reports" / "matrix-pufferlib3"
 
 
 def test_every_catalog_env_is_green_in_the_image(docker_client, lib_image):

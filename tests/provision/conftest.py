@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 docker = pytest.importorskip("docker", reason="the Docker SDK is needed: pip install 'pufferlib[tank]'")
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = "/src/provision/setup-host.sh"  # where the repository is mounted, read-only, in the container
 COPY = "/opt/puffertank-src"  # a copy of the script's files for tests that run it as an unprivileged user
 LABEL = "puffertank.test"

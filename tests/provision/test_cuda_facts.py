@@ -9,7 +9,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from _repo import REPO
+
 FACTS = REPO / "docker" / "cuda.toml"
 BASE_CONSTRAINTS = REPO / "docker" / "constraints" / "base.txt"
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.docker
 
-FACTS = tomllib.loads((Path(__file__).resolve().parents[2] / "docker" / "cuda.toml").read_text())
+FACTS = tomllib.loads((REPO / "docker" / "cuda.toml").read_text())
 CU12_INDEX = FACTS["torch_index"]["cuda12"]
 NVIDIA_BRANCH = FACTS["driver_branch"]["nvidia_default"]
 DEBIAN_BRANCH = FACTS["driver_branch"]["debian"]

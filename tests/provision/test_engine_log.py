@@ -9,8 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from _repo import REPO
 
 # Stand-ins: `dockerd` logs a line and marks the engine up; `docker info` answers once it is.
 FAKES = r"""

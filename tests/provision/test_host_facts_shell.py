@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib.tank import hostfacts, variant
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "provision" / "setup-host.sh"
 
 

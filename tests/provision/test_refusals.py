@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 pytestmark = pytest.mark.docker
 
-REPO = Path(__file__).resolve().parents[2]
 FACTS = tomllib.loads((REPO / "docker" / "cuda.toml").read_text())
 TORCH = re.search(r"^torch==(\S+)", (REPO / "docker" / "constraints" / "base.txt").read_text(), re.M).group(1)
 IMAGE_CUDA = FACTS["pypi_torch_cuda"][TORCH]

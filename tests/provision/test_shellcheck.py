@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from _repo import REPO
 
 
 def test_scripts_are_shellcheck_clean() -> None:

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 DOCKER_KEY = Path(__file__).parent / "keys" / "docker.asc"
 
 

@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 import pufferlib
 from pufferlib.cli import build_parser as puffer_parser
@@ -20,7 +21,6 @@ from pufferlib.tank.build.plan import _project_version
 from pufferlib.tank.cli import build_parser as puffertank_parser
 
 BIN = Path(sys.executable).parent
-REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("command", ["puffer", "puffertank"])

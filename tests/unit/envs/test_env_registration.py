@@ -3,9 +3,9 @@
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 import pufferlib.environments as environments
 
@@ -33,7 +33,7 @@ def test_registering_imports_no_environment_package_and_no_torch():
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_bindings_name_their_extra_requirements_and_policy(family):
-    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     extras = pyproject["project"]["optional-dependencies"]
     bindings = environments.bindings(family)
     assert bindings, f"no {family} bindings registered"

@@ -13,10 +13,11 @@ import sys
 import tomllib
 from pathlib import Path
 
+from _repo import REPO
+
 import pufferlib.environments as envs
 from pufferlib.environments import families
 
-REPO = Path(__file__).resolve().parents[3]
 DOCKER = REPO / "docker"
 PYPROJECT = REPO / "pyproject.toml"
 TABLE = REPO / "pufferlib" / "environments" / "families.py"

@@ -8,14 +8,14 @@ import importlib
 import pickle
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 import pufferlib.environments as envs
 
 FAMILIES = [module.__name__.rsplit(".", 1)[1] for module in envs.FAMILIES]
-COMPAT = Path(__file__).resolve().parents[3] / "docs" / "compat.md"
+COMPAT = REPO / "docs" / "compat.md"
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -8,14 +8,14 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib import environments
 from pufferlib.ocean.contracts.catalog import FAMILY as PL3
 
-PAGE = (Path(__file__).parents[3] / "docs" / "library.md").read_text()
+PAGE = (REPO / "docs" / "library.md").read_text()
 
 
 @pytest.fixture(scope="module")

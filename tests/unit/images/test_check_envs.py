@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
-DOCKER = Path(__file__).parents[3] / "docker"
+DOCKER = REPO / "docker"
 
 
 def check_envs(tmp_path: Path, broken_body: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from _repo import REPO
+
 SCRIPT = REPO / "docker" / "install-lab.sh"
 LIB = REPO / "docker" / "constraints" / "lib.txt"
 WHEEL = "imageio_ffmpeg-0.6.0-py3-none-manylinux2014_x86_64.whl"

@@ -5,9 +5,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-SLIM = Path(__file__).parents[3] / "docker" / "slim_site.py"
+from _repo import REPO
+
+SLIM = REPO / "docker" / "slim_site.py"
 
 
 def test_a_venv_loses_only_this_stages_dead_weight(tmp_path):

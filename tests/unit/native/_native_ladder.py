@@ -20,11 +20,12 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+from _repo import REPO
 
 from pufferlib.ocean.native import NativeEnv, load
 from pufferlib.spaces import sample_action
 
-ROOT = Path(__file__).parents[3]
+ROOT = REPO
 NATIVE = ROOT / "pufferlib" / "ocean" / "native"
 HARNESS = ROOT / "tests" / "native" / "fuzz.c"
 SANITIZE = [

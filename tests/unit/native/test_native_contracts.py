@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO
 
 from pufferlib.ocean.contracts import audit, build, ini, load
 
-ROOT = Path(__file__).parents[3]
+ROOT = REPO
 ENVS = ROOT / "tests" / "native" / "contracts"
 PUFFER = [sys.executable, "-m", "pufferlib.cli"]
 

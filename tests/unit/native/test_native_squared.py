@@ -3,17 +3,15 @@
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from _native_ladder import Ladder
+from _repo import REPO
 
 import pufferlib.environments as environments
 from pufferlib.ocean.native import NativeEnv
 from pufferlib.ocean.squared import Squared
-
-REPO = Path(__file__).resolve().parents[3]
 
 ladder = Ladder("squared", kwargs={"distance_to_target": 2, "num_targets": 3})
 

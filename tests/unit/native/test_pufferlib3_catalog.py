@@ -18,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _repo import REPO
 
 from pufferlib.ocean.contracts import catalog, load
 
-ROOT = Path(__file__).parents[3]
+ROOT = REPO
 DOCS = ROOT / "docs" / "environments.md"
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from _repo import REPO
+
 PAGE = REPO / "docs" / "architecture.md"
 
 

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
-REPO = Path(__file__).resolve().parents[3]
 RUN = REPO / "tests" / "gpu" / "run.sh"
 
 pytestmark = pytest.mark.slow

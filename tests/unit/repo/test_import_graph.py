@@ -8,7 +8,9 @@ changed apart. A module's own parent packages do not count (importing a submodul
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[3] / "pufferlib"
+from _repo import REPO
+
+PACKAGE = REPO / "pufferlib"
 
 
 def module_name(path: Path) -> str:

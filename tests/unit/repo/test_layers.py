@@ -22,7 +22,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from _repo import REPO
+
+ROOT = REPO
 PACKAGE = ROOT / "pufferlib"
 HOST = PACKAGE / "tank"
 SHARED = {

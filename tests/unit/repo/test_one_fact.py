@@ -16,9 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _repo import REPO
+
 from pufferlib.tank import cuda
 
-REPO = Path(__file__).resolve().parents[3]
 FACTS = cuda.facts(REPO)
 NAMES_MODULE = REPO / "pufferlib" / "tank" / "names.py"
 

@@ -3,9 +3,8 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+from _repo import REPO
 
 PROBE = """
 from _strict import skip_or_fail

@@ -13,15 +13,14 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib.matrix_protocol import BUDGET_ENV
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[3]
 PLUGINS = REPO / "tests" / "integration" / "plugins"
 
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib.tank import cuda, doctor, hostfacts, variant
 from pufferlib.tank.cli import build_parser
 from pufferlib.tank.doctor import FAIL, PASS, SKIP, WARN, Check
 from pufferlib.tank.errors import TankError
 
-REPO = Path(__file__).resolve().parents[3]
 FACTS = cuda.facts(REPO)
 
 

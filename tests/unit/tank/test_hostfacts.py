@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from _repo import REPO
 
 from pufferlib.tank import hostfacts
 
-SCRIPT = Path(__file__).resolve().parents[3] / "pufferlib" / "tank" / "hostfacts.py"
+SCRIPT = REPO / "pufferlib" / "tank" / "hostfacts.py"
 # /proc/driver/nvidia/version of the open modules on Debian 12 (NVIDIA's CUDA repository)
 DRIVER_OPEN = (
     "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "

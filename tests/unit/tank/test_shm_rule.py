@@ -5,12 +5,13 @@ and not Docker's 64 MB, which breaks torch multiprocessing); `--ipc-host` is the
 
 import json
 import re
-from pathlib import Path
+
+from _repo import REPO
 
 from pufferlib.tank.cli import build_parser
 from pufferlib.tank.containers import SHM_SIZE, RunSpec
 
-DEVCONTAINER = Path(__file__).resolve().parents[3] / ".devcontainer" / "devcontainer.json"
+DEVCONTAINER = REPO / ".devcontainer" / "devcontainer.json"
 
 
 def devcontainer_run_args() -> list[str]:

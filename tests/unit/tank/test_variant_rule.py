@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
+
+from _repo import REPO
 
 from pufferlib.tank.variant import auto_variant
 
-REPO = Path(__file__).resolve().parents[3]
 SHELL_SIDES = ("provision/setup-host.sh", "provision/tank-up.sh", ".devcontainer/ensure-image.sh")
 
 

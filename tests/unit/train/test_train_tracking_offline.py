@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _offline import offline
+from _repo import REPO
 from _strict import skip_or_fail
 
 PUFFER = str(Path(sys.executable).with_name("puffer"))
@@ -108,7 +109,7 @@ def test_wandb_resume_logs_to_the_same_run(tmp_path):
     env = {
         **os.environ,
         "WANDB_MODE": "offline",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[3]),  # this checkout's pufferlib
+        "PYTHONPATH": str(REPO),  # this checkout's pufferlib
         **{f"WANDB_{name}_DIR": str(tmp_path / name.lower()) for name in ("CONFIG", "CACHE", "DATA")},
     }
     puffer = [sys.executable, "-m", "pufferlib.cli"]
