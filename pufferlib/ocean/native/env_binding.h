@@ -10,7 +10,8 @@
  * `static int f(PyObject* kwargs, int shape[3])` that writes the per-agent observation shape and returns its
  * number of dimensions, when the shape is not (OBS_SIZE,) or depends on kwargs), ANSI_SIZE (bytes of text),
  * OBS_FIELDS ("name:shape ..." naming the parts of a row, e.g. "action_mask:7 board:2x6x7": see fields.py).
- * PN_NO_PYTHON (tests/native/fuzz.c) compiles the binding without CPython: kwargs helpers return defaults.
+ * PN_NO_PYTHON (tests/native/fuzz.c) compiles the binding without CPython: the same kwargs helpers read
+ * PN_KW_<key> environment variables, and pn_raise reports on stderr (so a binding needs no #ifdef).
  *
  * The module (pufferlib.ocean.native.<ENV_NAME>) holds N env instances over slices of one set of numpy
  * buffers and steps them all per call with the GIL released, on `num_threads` threads (created per
@@ -18,7 +19,6 @@
  */
 #ifdef PN_NO_PYTHON
 typedef struct _object PyObject;
-#include <stdio.h>
 #else
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,7 +27,10 @@ typedef struct _object PyObject;
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #endif
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 /* What both builds read from the binding's defines, each fact from one place. The observation dtype is
  * OBS_T's (no second name for it), and the log's field names are the LOG_FIELDS list that declared the
@@ -59,44 +62,41 @@ LOG_FIELDS(PN_LOG_CHECK)
 _Static_assert(sizeof(Log) == PN_NUM_LOG * sizeof(float), "Log must hold exactly one float per LOG_FIELDS name");
 _Static_assert(PN_LOG_AT_n == PN_NUM_LOG - 1, "LOG_FIELDS must end with n (the episodes summed)");
 
-#ifdef PN_NO_PYTHON
-/* The C-only build (tests/native/fuzz.c): the binding's defines and my_init without CPython. A kwarg
- * helper reads the environment variable PN_KW_<key> when set (so a harness can run other configs), else
- * returns its default; a value outside the range fails my_init. */
-static const char* pn_kw_env(const char* key) {
-    char name[128];
-    snprintf(name, sizeof(name), "PN_KW_%s", key);
-    return getenv(name);
-}
-__attribute__((unused)) static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi,
-                                             int* out) {
-    (void)kwargs;
-    const char* v = pn_kw_env(key);
-    long x = v ? strtol(v, NULL, 10) : dflt;
-    if (x < lo || x > hi) return -1;
-    *out = (int)x;
-    return 0;
-}
-__attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo,
-                                               double hi, float* out) {
-    (void)kwargs;
-    const char* v = pn_kw_env(key);
-    double x = v ? strtod(v, NULL) : dflt;
-    if (!(x >= lo && x <= hi)) return -1;
-    *out = (float)x;
-    return 0;
-}
-#else
 #define PN_STR_(x) #x
 #define PN_STR(x) PN_STR_(x)
 #define PN_CAT_(a, b) a##b
 #define PN_CAT(a, b) PN_CAT_(a, b)
 #define PN_MODULE_NAME PN_STR(ENV_NAME)
-#define PN_CAPSULE "pufferlib.ocean.native." PN_MODULE_NAME  /* per module: no handle of another env */
-#ifndef ANSI_SIZE
-#define ANSI_SIZE 16384
+
+/* ------------------------------------------------------------------ errors and game keywords, both builds */
+
+/* pn_raise(kind, printf format, ...): an error, for the binding and the glue alike. In the module it is the
+ * exception `kind` (PN_TYPE_ERROR, PN_VALUE_ERROR, PN_MEMORY_ERROR); in the C-only build (tests/native/fuzz.c,
+ * PN_NO_PYTHON) a line on stderr. It returns -1, so `return pn_raise(...)` fails the caller either way. */
+#ifdef PN_NO_PYTHON
+typedef const char* pn_error_kind;
+#define PN_TYPE_ERROR "TypeError"
+#define PN_VALUE_ERROR "ValueError"
+#define PN_MEMORY_ERROR "MemoryError"
+#else
+typedef PyObject* pn_error_kind;
+#define PN_TYPE_ERROR PyExc_TypeError
+#define PN_VALUE_ERROR PyExc_ValueError
+#define PN_MEMORY_ERROR PyExc_MemoryError
 #endif
-#define PN_MAX_THREADS 256
+__attribute__((format(printf, 2, 3), unused)) static int pn_raise(pn_error_kind kind, const char* format, ...) {
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+#ifdef PN_NO_PYTHON
+    fprintf(stderr, "%s: %s\n", kind, message);
+#else
+    PyErr_SetString(kind, message);
+#endif
+    return -1;
+}
 
 /* The game keywords are the keys my_num_agents, OBS_SHAPE_FN and my_init read with pn_kw_* (string
  * literals, every one read on every call, the default when absent): the module learns them at import from a
@@ -113,6 +113,89 @@ static void pn_kw_asked(const char* key) {
     if (pn_num_kwargs < PN_MAX_KWARGS) pn_kwarg_names[pn_num_kwargs++] = key;
 }
 
+/* A game keyword as given: 1 with the value's text in the C-only build (the environment variable PN_KW_<key>,
+ * so a harness can run other configs) or the value itself in the module, 0 when absent (the default applies). */
+#ifdef PN_NO_PYTHON
+static int pn_kw_given(PyObject* kwargs, const char* key, const char** text) {
+    (void)kwargs;
+    char name[128];
+    snprintf(name, sizeof(name), "PN_KW_%s", key);
+    *text = getenv(name);
+    return *text != NULL;
+}
+#else
+static int pn_kw_given(PyObject* kwargs, const char* key, PyObject** value) {
+    *value = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
+    return *value != NULL;
+}
+#endif
+
+/* The kwarg `key` as an int in [lo, hi] (default `dflt` when absent): 0, or -1 with a TypeError/ValueError. */
+__attribute__((unused)) static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi, int* out) {
+    pn_kw_asked(key);
+    long x = dflt;
+#ifdef PN_NO_PYTHON
+    const char* v;
+    if (pn_kw_given(kwargs, key, &v)) {
+        char* end;
+        x = strtol(v, &end, 10);
+        if (*v == '\0' || *end != '\0')
+            return pn_raise(PN_TYPE_ERROR, "%s: %s must be an int in %ld..%ld, got %s", PN_MODULE_NAME, key, lo, hi, v);
+    }
+#else
+    PyObject* v;
+    if (pn_kw_given(kwargs, key, &v)) {
+        if (PyBool_Check(v) || !PyLong_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "%s: %s must be an int in %ld..%ld, got %R", PN_MODULE_NAME, key, lo, hi, v);
+            return -1;
+        }
+        int overflow = 0;
+        x = PyLong_AsLongAndOverflow(v, &overflow);
+        if (overflow) x = overflow > 0 ? LONG_MAX : LONG_MIN;
+    }
+#endif
+    if (x < lo || x > hi) return pn_raise(PN_VALUE_ERROR, "%s: %s must be in %ld..%ld, got %ld", PN_MODULE_NAME, key, lo, hi, x);
+    *out = (int)x;
+    return 0;
+}
+
+/* The kwarg `key` as a float in [lo, hi] (ints accepted; NaN refused). */
+__attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo, double hi,
+                                               float* out) {
+    pn_kw_asked(key);
+    double x = dflt;
+#ifdef PN_NO_PYTHON
+    const char* v;
+    if (pn_kw_given(kwargs, key, &v)) {
+        char* end;
+        x = strtod(v, &end);
+        if (*v == '\0' || *end != '\0')
+            return pn_raise(PN_TYPE_ERROR, "%s: %s must be a number in [%g, %g], got %s", PN_MODULE_NAME, key, lo, hi, v);
+    }
+#else
+    PyObject* v;
+    if (pn_kw_given(kwargs, key, &v)) {
+        if (PyBool_Check(v) || !(PyFloat_Check(v) || PyLong_Check(v))) {
+            char range[96];
+            snprintf(range, sizeof(range), "[%g, %g]", lo, hi);
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a number in %s, got %R", PN_MODULE_NAME, key, range, v);
+            return -1;
+        }
+        x = PyFloat_AsDouble(v);
+        if (x == -1.0 && PyErr_Occurred()) return -1;
+    }
+#endif
+    if (!(x >= lo && x <= hi)) return pn_raise(PN_VALUE_ERROR, "%s: %s must be in [%g, %g], got %g", PN_MODULE_NAME, key, lo, hi, x);
+    *out = (float)x;
+    return 0;
+}
+#ifndef PN_NO_PYTHON
+#define PN_CAPSULE "pufferlib.ocean.native." PN_MODULE_NAME  /* per module: no handle of another env */
+#ifndef ANSI_SIZE
+#define ANSI_SIZE 16384
+#endif
+#define PN_MAX_THREADS 256
+
 typedef struct {
     Env* envs;
     int num_envs;
@@ -125,51 +208,6 @@ typedef struct {
     int closed;
     double log_sums[PN_NUM_LOG]; /* the episodes taken from the envs' logs since the last vec_log */
 } VecEnv;
-
-/* ---------------------------------------------------------------------------------- kwargs helpers */
-
-/* The kwarg `key` as an int in [lo, hi] (default `dflt` when absent): 0, or -1 with a ValueError/TypeError. */
-static int pn_kw_int(PyObject* kwargs, const char* key, long dflt, long lo, long hi, int* out) {
-    pn_kw_asked(key);
-    PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
-    long x = dflt;
-    if (v) {
-        if (PyBool_Check(v) || !PyLong_Check(v)) {
-            PyErr_Format(PyExc_TypeError, "%s: %s must be an int in %ld..%ld, got %R", PN_MODULE_NAME, key, lo, hi, v);
-            return -1;
-        }
-        int overflow = 0;
-        x = PyLong_AsLongAndOverflow(v, &overflow);
-        if (overflow) x = overflow > 0 ? LONG_MAX : LONG_MIN;
-    }
-    if (x < lo || x > hi) {
-        PyErr_Format(PyExc_ValueError, "%s: %s must be in %ld..%ld, got %ld", PN_MODULE_NAME, key, lo, hi, x);
-        return -1;
-    }
-    *out = (int)x;
-    return 0;
-}
-
-/* The kwarg `key` as a finite float in [lo, hi] (ints accepted). */
-static int pn_kw_float(PyObject* kwargs, const char* key, double dflt, double lo, double hi, float* out) {
-    pn_kw_asked(key);
-    PyObject* v = (kwargs && PyDict_Check(kwargs)) ? PyDict_GetItemString(kwargs, key) : NULL;
-    double x = dflt;
-    if (v) {
-        if (PyBool_Check(v) || !(PyFloat_Check(v) || PyLong_Check(v))) {
-            PyErr_Format(PyExc_TypeError, "%s: %s must be a number in [%g, %g], got %R", PN_MODULE_NAME, key, lo, hi, v);
-            return -1;
-        }
-        x = PyFloat_AsDouble(v);
-        if (x == -1.0 && PyErr_Occurred()) return -1;
-    }
-    if (!(x >= lo && x <= hi)) {
-        PyErr_Format(PyExc_ValueError, "%s: %s must be in [%g, %g], got %g", PN_MODULE_NAME, key, lo, hi, x);
-        return -1;
-    }
-    *out = (float)x;
-    return 0;
-}
 
 /* Refuse kwargs the env does not read (pn_kwarg_names). */
 static int pn_check_kwargs(PyObject* kwargs) {

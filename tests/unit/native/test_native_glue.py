@@ -79,6 +79,10 @@ def test_vec_init_checks_counts_and_kwargs():
         NativeEnv("cartpole", max_steps=0)
     with pytest.raises(TypeError, match="max_steps must be an int"):
         NativeEnv("cartpole", max_steps=2.5)
+    with pytest.raises(ValueError, match=r"reward_food must be in \[-1e\+06, 1e\+06\], got 1e\+09"):
+        NativeEnv("snake", reward_food=1e9)  # floats in the message (it once said "[%g, %g]")
+    with pytest.raises(TypeError, match=r"reward_food must be a number in \[-1e\+06, 1e\+06\], got 'x'"):
+        NativeEnv("snake", reward_food="x")
     with pytest.raises(ValueError, match="num_envs must be a positive int"):
         NativeEnv("cartpole", num_envs=0)
 
@@ -280,6 +284,13 @@ def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
     assert fuzz(squared, tmp_path, 2000, kwargs={"distance_to_target": 3}).returncode == 0
     bad = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": 0})
     assert bad.returncode == 1 and "a PN_KW_ value out of range?" in bad.stderr
+    # the C-only build shares the module's kwargs helpers and pn_raise: the same message, on stderr
+    assert "ValueError: _squared: distance_to_target must be in 1..64, got 0" in bad.stderr
+    typo = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": "3x"})
+    assert typo.returncode == 1 and "TypeError: _squared: distance_to_target must be an int" in typo.stderr
+    pl3 = ROOT / "pufferlib" / "ocean" / "native" / "squared_pl3" / "binding.c"
+    even = fuzz(pl3, tmp_path, 10, kwargs={"size": 10})
+    assert even.returncode == 1 and "ValueError: _squared_pl3: size must be odd" in even.stderr
 
 
 def test_a_handle_only_works_with_its_own_module():

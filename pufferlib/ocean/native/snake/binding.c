@@ -25,11 +25,6 @@
 #define SNAKE_MAX_STEPS 0
 #define SNAKE_RESPAWN_DELAY 0
 #endif
-#ifdef PN_NO_PYTHON
-#define SNAKE_ERROR(type, ...) (-1)
-#else
-#define SNAKE_ERROR(type, ...) (PyErr_Format(type, __VA_ARGS__), -1)
-#endif
 
 static int snake_config(Snake* env, PyObject* kwargs) {
     if (pn_kw_int(kwargs, "width", SNAKE_WIDTH, 1, 4096, &env->width) < 0 ||
@@ -47,7 +42,7 @@ static int snake_config(Snake* env, PyObject* kwargs) {
         return -1;
     long long cells = (long long)env->width * env->height;
     if (env->num_snakes + (long long)env->num_food > cells)
-        return SNAKE_ERROR(PyExc_ValueError,
+        return pn_raise(PN_VALUE_ERROR,
                            "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld "
                            "cells); use a larger map or fewer snakes/food",
                            env->num_snakes, env->num_food, cells);
@@ -70,6 +65,6 @@ static int snake_obs_shape(PyObject* kwargs, int shape[3]) {
 static int my_init(Snake* env, PyObject* kwargs) {
     if (snake_config(env, kwargs) < 0) return -1;
     if (snake_init(env) < 0)
-        return SNAKE_ERROR(PyExc_MemoryError, "_snake: out of memory for a %d x %d map", env->width, env->height);
+        return pn_raise(PN_MEMORY_ERROR, "_snake: out of memory for a %d x %d map", env->width, env->height);
     return 0;
 }

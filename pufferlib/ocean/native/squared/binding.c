@@ -37,11 +37,6 @@ static int my_num_agents(PyObject* kwargs) {
 static int my_init(Squared* env, PyObject* kwargs) {
     int d, t, m;
     if (sq_config(kwargs, &d, &t, &m) < 0) return -1;
-    if (sq_alloc(env, d, t, m) < 0) {
-#ifndef PN_NO_PYTHON
-        PyErr_NoMemory();
-#endif
-        return -1;
-    }
+    if (sq_alloc(env, d, t, m) < 0) return pn_raise(PN_MEMORY_ERROR, "_squared: out of memory for %d targets", t);
     return 0;
 }

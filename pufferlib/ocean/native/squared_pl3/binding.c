@@ -17,12 +17,8 @@
 
 static int s3_size(PyObject* kwargs, int* size) {
     if (pn_kw_int(kwargs, "size", 11, 3, S3_MAX_SIZE, size) < 0) return -1;
-    if (*size % 2 == 0) {
-#ifndef PN_NO_PYTHON
-        PyErr_Format(PyExc_ValueError, "squared_pl3: size must be odd (the agent starts at the centre), got %d", *size);
-#endif
-        return -1;
-    }
+    if (*size % 2 == 0)
+        return pn_raise(PN_VALUE_ERROR, "_squared_pl3: size must be odd (the agent starts at the centre), got %d", *size);
     return 0;
 }
 
