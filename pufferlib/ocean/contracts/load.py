@@ -128,7 +128,7 @@ def checked(cls: type) -> type:
 
     And reset(seed=None) as every binding of ours takes it: a fresh start, drawn from the last seed given (to
     reset, else to the constructor). 3.0.0's classes hand None to vec_reset, which the contract refuses
-    ("seed must be an int": 18 of the 21 available envs), or reset with seed 0 (cartpole, snake, tripletriad:
+    ("seed must be an int": 18 of the 21 then available), or reset with seed 0 (cartpole, snake, tripletriad:
     every episode a gymnasium or SB3 user starts with reset() would begin the same)."""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,54 @@ def test_a_different_generator_is_caught(cc, tmp_path):
     (tmp_path / "pt_rand.h").write_text(header)
     done = run(cc, tmp_path, tmp_path)
     assert done.returncode == 1 and "differs" in done.stdout, done.stdout
+
+
+CLOCK_PROGRAM = r"""
+#include <stdio.h>
+#include "pt_rand.h"
+/* as terraform and tower_climb seed their levels: from the clock and the process */
+static int level(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    srand((unsigned)(ts.tv_nsec ^ ts.tv_sec ^ getpid()));
+    int a = rand();
+    time_t t;
+    srand((unsigned)time(&t) + 3u);
+    return a ^ rand() ^ (int)time(NULL);
+}
+int main(int argc, char** argv) {
+    (void)argv;
+    pt_rand_state s = {0};
+    pt_rand_now = &s;
+    srand(argc == 2 ? 11u : 12u);   /* the vector's seed */
+    printf("%d %d\n", level(), level());
+    return 0;
+}
+"""
+
+
+def test_the_clock_an_env_seeds_from_follows_the_seed(cc, tmp_path):
+    """Wall-clock entropy (time, clock_gettime, getpid) in a 3.0 env's code is drawn from its vector's
+    stream: a run gives the same levels for one seed, at any time, in any process, and others for another."""
+    (tmp_path / "clock.c").write_text(CLOCK_PROGRAM)
+    subprocess.run([cc, "-O2", f"-I{HERE / 'pl3'}", "clock.c", "-o", "clock"], cwd=tmp_path, check=True)
+    first = subprocess.run([str(tmp_path / "clock"), "a"], capture_output=True, text=True, check=True).stdout
+    time.sleep(1.1)  # another second and another process: upstream's levels would differ here
+    again = subprocess.run([str(tmp_path / "clock"), "a"], capture_output=True, text=True, check=True).stdout
+    other = subprocess.run([str(tmp_path / "clock")], capture_output=True, text=True, check=True).stdout
+    levels = first.split()
+    assert first == again and first != other and levels[0] != levels[1], (first, again, other)
+
+
+def test_without_the_override_the_clock_breaks_the_seed(cc, tmp_path):
+    """The check goes red when the clock is the real one (the override removed)."""
+    header = (HERE / "pl3" / "pt_rand.h").read_text()
+    cut = header.replace("#define time(out) pt_time(out)\n", "").replace("#define getpid() ((pid_t)1)\n", "")
+    cut = cut.replace("#define clock_gettime(clock, now) pt_clock_gettime(clock, now)\n", "")
+    assert cut != header
+    (tmp_path / "pt_rand.h").write_text(cut)
+    (tmp_path / "clock.c").write_text(CLOCK_PROGRAM)
+    subprocess.run([cc, "-O2", f"-I{tmp_path}", "clock.c", "-o", "clock"], cwd=tmp_path, check=True)
+    exe = [str(tmp_path / "clock"), "a"]
+    runs = {subprocess.run(exe, capture_output=True, text=True).stdout for _ in range(3)}
+    assert len(runs) > 1, runs

@@ -17,8 +17,8 @@
  *   action buffer of 4-byte items (int32 or float32); a mismatch is a ValueError naming the buffer.
  * - vec_render's env index is bounds-checked; vec_step releases the GIL (c_step touches no Python object).
  * - shared() runs after srand(its seed kwarg, else 0): shared levels and maps are the same in every run.
- * - Each env's rewards and terminals are zeroed before its c_step, as 4.0's vector does: 7 of 3.0.0's own 21 available
- *   envs write terminals only on events (docs/environments.md, the pufferlib3 audit).
+ * - Each env's rewards and terminals are zeroed before its c_step, as 4.0's vector does: 8 of the 23 available
+ *   3.0.0 envs write terminals only on events (docs/environments.md, the pufferlib3 audit).
  * - Seeding follows the contract exactly (instance i of a vec seeded s: srand(i + s * num_envs) before my_init
  *   and before each reset; kwargs["seed"] holds that number), so a trace here matches upstream's for the same
  *   seed. But rand() is not the process-global one: build.py force-includes pt_rand.h, and each vec has its own

@@ -8,12 +8,21 @@
  * for the call), else one global stream. The generator is the C library's own algorithm (glibc's TYPE_3
  * additive feedback, x[i] = x[i-3] + x[i-31], seeded by the 16807 LCG and 310 discards; a test compares it
  * with libc's rand() for several seeds), so a single vector's trace is the one upstream's build gives.
+ *
+ * Some 3.0 envs seed from the wall clock (srand(time(NULL)) in checkers, rware and pacman; time() plus the
+ * level number in tower_climb; clock_gettime() ^ getpid() in terraform): their episodes then follow the
+ * second they ran in, not their seed, and two runs with one seed differ. In their code time(),
+ * clock_gettime() and getpid() are draws from the same stream, so that entropy comes from the seed: a run
+ * follows its seed as the contract says (upstream's does not), and no env here reads a clock for anything
+ * else (the renderers' timing is raylib's).
  */
 #ifndef PUFFERTANK_PL3_RAND_H
 #define PUFFERTANK_PL3_RAND_H
 
 #include <stdint.h>
-#include <stdlib.h>  /* first: its declarations of rand and srand must come before the macros below */
+#include <stdlib.h>  /* first: their declarations of rand, srand, time, clock_gettime and getpid must come */
+#include <time.h>    /* before the macros below */
+#include <unistd.h>
 
 #define PT_RAND_DEG 31
 #define PT_RAND_SEP 3
@@ -65,9 +74,24 @@ static inline void pt_srand(unsigned seed) {
     pt_rand_seed(pt_rand_now ? pt_rand_now : &pt_rand_global, seed);
 }
 
+static inline time_t pt_time(time_t* out) {
+    time_t now = (time_t)pt_rand();
+    if (out) *out = now;
+    return now;
+}
+static inline int pt_clock_gettime(clockid_t clock, struct timespec* now) {
+    (void)clock;
+    now->tv_sec = (time_t)pt_rand();
+    now->tv_nsec = pt_rand() % 1000000000;
+    return 0;
+}
+
 #define rand() pt_rand()
 #define random() ((long)pt_rand())
 #define srand(seed) pt_srand((unsigned)(seed))
 #define srandom(seed) pt_srand((unsigned)(seed))
+#define time(out) pt_time(out)
+#define clock_gettime(clock, now) pt_clock_gettime(clock, now)
+#define getpid() ((pid_t)1)
 
 #endif
