@@ -105,12 +105,16 @@ __attribute__((format(printf, 2, 3), unused)) static int pn_raise(pn_error_kind 
 static const char* pn_kwarg_names[PN_MAX_KWARGS];
 static int pn_num_kwargs = 0;
 static int pn_learning_kwargs = 0;
+static int pn_kwargs_overflow = 0; /* keys past PN_MAX_KWARGS: the import fails saying so */
 
 static void pn_kw_asked(const char* key) {
     if (!pn_learning_kwargs) return;
     for (int i = 0; i < pn_num_kwargs; i++)
         if (!strcmp(pn_kwarg_names[i], key)) return;
-    if (pn_num_kwargs < PN_MAX_KWARGS) pn_kwarg_names[pn_num_kwargs++] = key;
+    if (pn_num_kwargs < PN_MAX_KWARGS)
+        pn_kwarg_names[pn_num_kwargs++] = key;
+    else
+        pn_kwargs_overflow = 1;
 }
 
 /* A game keyword as given: 1 with the value's text in the C-only build (the environment variable PN_KW_<key>,
@@ -189,6 +193,7 @@ __attribute__((unused)) static int pn_kw_float(PyObject* kwargs, const char* key
     *out = (float)x;
     return 0;
 }
+
 #ifndef PN_NO_PYTHON
 #define PN_CAPSULE "pufferlib.ocean.native." PN_MODULE_NAME  /* per module: no handle of another env */
 #ifndef ANSI_SIZE
@@ -685,6 +690,11 @@ static int pn_learn_kwargs(void) {
     pn_learning_kwargs = 0;
     if (!ok && !PyErr_Occurred())
         PyErr_Format(PyExc_ImportError, "%s: my_num_agents, OBS_SHAPE_FN or my_init failed on the defaults", PN_MODULE_NAME);
+    if (ok && pn_kwargs_overflow) {
+        PyErr_Format(PyExc_ImportError, "%s reads more than %d game keywords; raise PN_MAX_KWARGS in env_binding.h",
+                     PN_MODULE_NAME, PN_MAX_KWARGS);
+        ok = 0;
+    }
     return ok ? 0 : -1;
 }
 

@@ -226,15 +226,14 @@ def test_both_pass_the_ladder_and_a_planted_fault_fails_its_rung(home, tmp_path)
     built = build.build(folder, root=tmp_path / "home")
     found = audit.audit(tmp_path / "home" / built.name)
     assert found["rung"] == "asan" and found["finding"].startswith("overrun/overrun.h:39:"), found
-    # a game that places its agent by the clock: the same seed gives different traces
-    folder = copy_env("corridor", tmp_path, "clocked")
-    header = folder / "clocked.h"
-    clocked = (
-        "struct timespec ts;\n    clock_gettime(CLOCK_MONOTONIC, &ts);\n"
-        "    env->pos = (int)(ts.tv_nsec / 1000 % (env->length / 2));"
-    )
-    text = header.read_text().replace("env->pos = rand() % (env->length / 2);", clocked)
-    header.write_text("#include <time.h>\n" + text)
+    # a game that places its agent by a hidden global counter (a wall clock would not do: pt_rand.h draws a
+    # 3.0 env's clock from its seeded stream): the same seed gives different traces
+    folder = copy_env("corridor", tmp_path, "counted")
+    header = folder / "counted.h"
+    counted = "static int placed = 0;\n    env->pos = placed++ % (env->length / 2);"
+    text = header.read_text().replace("env->pos = rand() % (env->length / 2);", counted)
+    assert text != header.read_text()
+    header.write_text(text)
     built = build.build(folder, root=tmp_path / "home")
     assert audit.audit(tmp_path / "home" / built.name)["rung"] == "seeding"
 

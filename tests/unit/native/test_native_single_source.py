@@ -105,3 +105,15 @@ def test_an_env_that_reads_no_keyword_refuses_every_one(tmp_path):
     module = build_edited(tmp_path)
     assert module.KWARGS == ()
     assert load("connect4").KWARGS == () and load("cartpole").KWARGS == ("max_steps",)
+
+
+def test_more_keywords_than_the_glue_holds_fail_the_import(tmp_path):
+    keys = ", ".join(f'"k{i}"' for i in range(65))
+    reads = (
+        f"    static const char* keys[] = {{{keys}}};\n"
+        "    for (int i = 0; i < 65; i++)\n"
+        "        if (pn_kw_int(kwargs, keys[i], 1, 1, 9, &env->speed) < 0) return -1;"
+    )
+    binding = (READS_SPEED[0], "static int my_init(Broken* env, PyObject* kwargs) {\n" + reads)
+    with pytest.raises(ImportError, match="reads more than 64 game keywords; raise PN_MAX_KWARGS"):
+        build_edited(tmp_path, header=("int tick;", "int tick, speed;"), binding=binding)
