@@ -43,9 +43,9 @@ static int snake_config(Snake* env, PyObject* kwargs) {
     long long cells = (long long)env->width * env->height;
     if (env->num_snakes + (long long)env->num_food > cells)
         return pn_raise(PN_VALUE_ERROR,
-                           "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld "
-                           "cells); use a larger map or fewer snakes/food",
-                           env->num_snakes, env->num_food, cells);
+                        "_snake: num_snakes (%d) + num_food (%d) must fit on the width x height map (%lld "
+                        "cells); use a larger map or fewer snakes/food",
+                        env->num_snakes, env->num_food, cells);
     return 0;
 }
 

@@ -18,5 +18,6 @@ static int my_num_agents(PyObject* kwargs) {
     return 1;
 }
 
-/* Read the game keywords (kwargs may be NULL: the defaults); 0, or -1 with the exception set. */
+/* Read the game keywords (kwargs may be NULL: the defaults); 0, or -1 with the exception set. The keys read
+ * here are the env's keywords: any other is refused (env_binding.h learns them at import). */
 static int my_init(Template* env, PyObject* kwargs) { return pn_kw_int(kwargs, "length", 8, 1, 100000, &env->length); }
