@@ -7,6 +7,7 @@ import functools
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 import types
 from pathlib import Path
@@ -121,6 +122,13 @@ def _bounds_in_c(env: Any, cls: type) -> bool:
     return True
 
 
+# 3.0's c_render opens a raylib window; without a display GLFW fails and raylib goes on to crash the process
+RENDER_NEEDS_A_DISPLAY = (
+    "{name} draws with raylib into a window (PufferLib 3.0's c_render), and there is no display here "
+    "(DISPLAY is unset): it has no ANSI or rgb_array frame. Render it under an X server, e.g. `xvfb-run`"
+)
+
+
 def checked(cls: type) -> type:
     """`cls` with its actions checked before any env steps (a subclass: no reference cycle holds an env's
     buffers): in C when its bounds could be handed over and the actions come in the buffer's own dtype (a
@@ -129,7 +137,10 @@ def checked(cls: type) -> type:
     And reset(seed=None) as every binding of ours takes it: a fresh start, drawn from the last seed given (to
     reset, else to the constructor). 3.0.0's classes hand None to vec_reset, which the contract refuses
     ("seed must be an int": 18 of the 21 then available), or reset with seed 0 (cartpole, snake, tripletriad:
-    every episode a gymnasium or SB3 user starts with reset() would begin the same)."""
+    every episode a gymnasium or SB3 user starts with reset() would begin the same).
+
+    And render() refused, saying why, where there is no display: 3.0's c_render would crash the process
+    (`puffer play` with the catalog registered did, listing what it can play)."""
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         cls.__init__(self, *args, **kwargs)
@@ -150,10 +161,16 @@ def checked(cls: type) -> type:
             check_actions(self.single_action_space, actions)
         return cls.step(self, actions)
 
+    def render(self: Any, *args: Any, **kwargs: Any):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            raise RuntimeError(RENDER_NEEDS_A_DISPLAY.format(name=cls.__name__))
+        return cls.render(self, *args, **kwargs)
+
     namespace = {
         "__init__": __init__,
         "reset": reset,
         "step": step,
+        "render": render,
         "__module__": cls.__module__,
         "__doc__": cls.__doc__,
     }

@@ -191,3 +191,28 @@ def test_bench_catalog_refuses_what_it_cannot_time(built, tmp_path, home, chosen
     cmd = [sys.executable, "-m", "pufferlib.cli", "bench", "--pufferlib3", "--catalog", chosen]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+RENDER = """
+import sys
+from pathlib import Path
+from pufferlib.ocean.contracts import load
+env = load.make("cartpole", root=Path(sys.argv[1]))
+env.reset(seed=0)
+try:
+    env.render()
+except RuntimeError as e:
+    print(e)
+"""
+
+
+def test_render_without_a_display_is_refused_not_a_crash(built):
+    """3.0's c_render opens a raylib window: with no display GLFW fails and the process died (SIGSEGV; `puffer
+    play` with the catalog registered did, probing what it can play). The checked class refuses, saying why.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    done = subprocess.run(
+        [sys.executable, "-c", RENDER, str(built)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "draws with raylib into a window" in done.stdout and "xvfb-run" in done.stdout, done.stdout
