@@ -68,6 +68,8 @@ def stranger_key(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     key.write_bytes(
         subprocess.run([*gpg, "--armor", "--export", uid], capture_output=True, check=True).stdout
     )
+    # generating the key started a gpg-agent for this homedir: stop it, or it outlives the tests
+    subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], check=False, timeout=30)
     return key, fpr
 
 
