@@ -190,6 +190,46 @@ def test_pl3_actions_outside_the_space_never_reach_the_c(home):
     env.close()
 
 
+def test_pl3_action_check_covers_every_branch_and_float_actions(home):
+    """vec_step's one pass over the actions (pt_actions_bad) with several branches a row and with float32
+    actions; the bad action is then named, and nothing steps."""
+    env = load.make("corridor", root=home, num_envs=1, length=8)
+    binding = sys.modules[type(env).__module__].binding
+    env.close()
+    n, length = 4, 8
+    for dtype in (np.int32, np.float32):
+        obs = np.zeros((n, length), np.float32)
+        acts = np.zeros(n, dtype)
+        rew, term, trunc = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
+        vec = binding.vec_init(obs, acts, rew, term, trunc, n, 0, length=length)
+        binding.vec_reset(vec, 0)
+        binding.puffertank_action_bounds(
+            vec, np.array([2, 1], np.uint32)
+        )  # rows of 2 branches: [0, 2), [0, 1)
+        acts[:] = [1, 0, 0, 0]
+        binding.vec_step(vec)
+        before = obs.copy()
+        bad = [
+            ([0, 0, 0, 1], r"action 1 of row 1 \(branch 1\) is outside \[0, 1\)"),
+            ([0, 0, 2, 0], r"row 1 \(branch 0"),
+        ]
+        if dtype is np.float32:
+            bad += [
+                ([0.5, 0, 0, 0], r"action 0.5 of row 0 \(branch 0\) is outside \[0, 2\) or not whole"),
+                ([0, 0, np.nan, 0], "action nan of row 1"),
+                ([0, 0, 0, -1], "action -1 of row 1"),
+                ([0, np.inf, 0, 0], "action inf of row 0"),
+            ]
+        for values, message in bad:
+            acts[:] = values
+            with pytest.raises(ValueError, match=message):
+                binding.vec_step(vec)
+            assert (obs == before).all(), (dtype, values)
+        acts[:] = [1, 0, 1, 0]
+        binding.vec_step(vec)
+        binding.vec_close(vec)
+
+
 def test_pl3_rewards_and_terminals_are_written_every_step(home):
     env = load.make("corridor", root=home, num_envs=4, length=8)
     env.reset(seed=0)

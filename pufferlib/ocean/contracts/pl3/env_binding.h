@@ -342,6 +342,10 @@ static PyObject* env_put(PyObject* self, PyObject* args, PyObject* kwargs) {
 typedef struct {
     Env** envs;
     int num_envs;
+    /* vec_init's envs, in one block in order: allocated one by one they landed wherever the allocator had a
+       free chunk (hundreds of KB apart), and a cheap env's step waited on memory (squared: 0.82x upstream's
+       steps/s, 0.93x in one block); NULL for vectorize's envs (env_init's, each its own allocation) */
+    PtSlot* slots;
     /* vec_init's whole reward and terminal buffers, cleared with one memset each per vec_step (per env that is
        two calls of a few bytes, a third of a cheap env's step); NULL for vectorize's envs, cleared one by one */
     void* rewards;
@@ -381,10 +385,13 @@ static VecEnv* pt_vec(PyObject* handle) {
 static void pt_vec_free(VecEnv* vec, int owned) {  /* owned: close and free its envs too */
     for (int i = 0; owned && i < vec->num_envs; i++) {
         if (!vec->envs[i]) continue;
-        pt_remove(&pt_envs, vec->envs[i]);
         c_close(vec->envs[i]);
-        free(vec->envs[i]);
+        if (!vec->slots) {  /* env_init's envs, joined by vectorize: handles until now */
+            pt_remove(&pt_envs, vec->envs[i]);
+            free(vec->envs[i]);
+        }
     }
+    free(vec->slots);
     free(vec->envs);
     free(vec->high);
     free(vec);
@@ -412,7 +419,9 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
         return NULL;
     }
     VecEnv* vec = calloc(1, sizeof(VecEnv));
-    if (!vec || !(vec->envs = calloc((size_t)num_envs, sizeof(Env*)))) {
+    if (!vec || !(vec->envs = calloc((size_t)num_envs, sizeof(Env*))) ||
+        !(vec->slots = calloc((size_t)num_envs, sizeof(PtSlot)))) {
+        if (vec) free(vec->envs);
         free(vec);
         return PyErr_NoMemory();
     }
@@ -428,13 +437,7 @@ static PyObject* vec_init(PyObject* self, PyObject* args, PyObject* kwargs) {
     }
     pt_rand_state* before = pt_rand_enter(vec);
     for (long i = 0; i < num_envs; i++) {
-        Env* env = pt_new_env();
-        if (!env || pt_add(&pt_envs, env) < 0) {
-            free(env);
-            pt_rand_leave(before);
-            pt_vec_free(vec, 1);
-            return PyErr_NoMemory();
-        }
+        Env* env = &vec->slots[i].env;
         vec->envs[i] = env;
         pt_attach(env, buf, i, 1);
         if (pt_init(env, kwargs, i + seed * num_envs) < 0) {
@@ -544,11 +547,40 @@ static int pt_check_actions(const VecEnv* vec) {
     return 0;
 }
 
+/* Whether any action is outside its bound: one pass without branches, which the compiler vectorizes (0.17 us
+ * for 1024 int32 rows; the loop above, a branch per action, 0.36 us); pt_check_actions then finds the first bad
+ * one to name it. */
+static int pt_actions_bad(const VecEnv* vec) {
+    size_t k = vec->branches, n = vec->action_count;
+    const uint32_t* high = vec->high;
+    int bad = 0;
+    if (vec->actions_float) {
+        const float* a = vec->actions;
+        for (size_t j = 0; j < n; j += k)
+            for (size_t b = 0; b < k; b++) {
+                float x = a[j + b];
+                int in = x >= 0.0f && x < (float)high[b]; /* false for NaN */
+                float y = in ? x : 0.0f;                    /* converted only when in range */
+                bad |= !in | (y != (float)(int64_t)y);
+            }
+        return bad;
+    }
+    const uint32_t* a = vec->actions;
+    if (k == 1) {
+        uint32_t h = high[0];
+        for (size_t j = 0; j < n; j++) bad |= a[j] >= h;
+        return bad;
+    }
+    for (size_t j = 0; j < n; j += k)
+        for (size_t b = 0; b < k; b++) bad |= a[j + b] >= high[b];
+    return bad;
+}
+
 static PyObject* vec_step(PyObject* self, PyObject* args) {
     (void)self;
     VecEnv* vec = pt_vec(PyTuple_GetItem(args, 0));
     if (!vec) return NULL;
-    if (vec->high && pt_check_actions(vec) < 0) return NULL;
+    if (vec->high && pt_actions_bad(vec) && pt_check_actions(vec) < 0) return NULL;
     Py_BEGIN_ALLOW_THREADS
     pt_rand_state* before = pt_rand_enter(vec);
 #ifndef PT_NO_CLEAR
