@@ -25,9 +25,8 @@ from _repo import REPO
 from pufferlib.ocean.native import NativeEnv, load
 from pufferlib.spaces import sample_action
 
-ROOT = REPO
-NATIVE = ROOT / "pufferlib" / "ocean" / "native"
-HARNESS = ROOT / "tests" / "native" / "fuzz.c"
+NATIVE = REPO / "pufferlib" / "ocean" / "native"
+HARNESS = REPO / "tests" / "native" / "fuzz.c"
 SANITIZE = [
     "-fsanitize=address,undefined",
     "-fno-sanitize-recover=all",

@@ -21,8 +21,7 @@ from _repo import REPO
 
 from pufferlib.ocean.contracts import audit, build, ini, load
 
-ROOT = REPO
-ENVS = ROOT / "tests" / "native" / "contracts"
+ENVS = REPO / "tests" / "native" / "contracts"
 PUFFER = [sys.executable, "-m", "pufferlib.cli"]
 
 

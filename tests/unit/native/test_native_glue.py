@@ -14,7 +14,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from _native_ladder import ROOT, Ladder, build_module, fuzz
+from _native_ladder import Ladder, build_module, fuzz
+from _repo import REPO
 
 import pufferlib.vector
 from pufferlib import EnvironmentSetupError
@@ -26,7 +27,7 @@ from pufferlib.train.ppo.rollout import Runner
 from pufferlib.train.setup import make_vecenv
 
 cp = load("cartpole")
-BROKEN = ROOT / "tests" / "native" / "broken" / "binding.c"
+BROKEN = REPO / "tests" / "native" / "broken" / "binding.c"
 
 
 def buffers(n=4, obs_dtype=np.float32):
@@ -176,9 +177,9 @@ def test_the_wheel_holds_every_native_env(tmp_path):
     though pyproject.toml declares only the template's."""
     tree = tmp_path / "src"
     shutil.copytree(
-        ROOT / "pufferlib", tree / "pufferlib", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        REPO / "pufferlib", tree / "pufferlib", ignore=shutil.ignore_patterns("*.so", "__pycache__")
     )
-    shutil.copy(ROOT / "pyproject.toml", tree)
+    shutil.copy(REPO / "pyproject.toml", tree)
     (tree / "README.md").write_text("x")
     out = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(tree), "-w",
@@ -196,9 +197,9 @@ def test_optional_build_without_a_compiler(tmp_path):
     """CC=false: the extension fails to compile, the build still succeeds and builds no module."""
     tree = tmp_path / "src"
     tree.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", tree)
+    shutil.copy(REPO / "pyproject.toml", tree)
     (tree / "README.md").write_text("x")
-    shutil.copytree(ROOT / "pufferlib" / "ocean" / "native", tree / "pufferlib" / "ocean" / "native",
+    shutil.copytree(REPO / "pufferlib" / "ocean" / "native", tree / "pufferlib" / "ocean" / "native",
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))  # fmt: skip
     (tree / "pufferlib" / "__init__.py").write_text("")
     env = {**os.environ, "CC": "false", "LDSHARED": "false", "PUFFER_NATIVE_ONLY": "cartpole"}
@@ -280,7 +281,7 @@ def test_an_unclosed_env_is_freed_by_its_destructor():
 
 
 def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
-    squared = ROOT / "pufferlib" / "ocean" / "native" / "squared" / "binding.c"
+    squared = REPO / "pufferlib" / "ocean" / "native" / "squared" / "binding.c"
     assert fuzz(squared, tmp_path, 2000, kwargs={"distance_to_target": 3}).returncode == 0
     bad = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": 0})
     assert bad.returncode == 1 and "a PN_KW_ value out of range?" in bad.stderr
@@ -288,7 +289,7 @@ def test_the_fuzz_harness_takes_game_kwargs(tmp_path):
     assert "ValueError: _squared: distance_to_target must be in 1..64, got 0" in bad.stderr
     typo = fuzz(squared, tmp_path, 10, kwargs={"distance_to_target": "3x"})
     assert typo.returncode == 1 and "TypeError: _squared: distance_to_target must be an int" in typo.stderr
-    pl3 = ROOT / "pufferlib" / "ocean" / "native" / "squared_pl3" / "binding.c"
+    pl3 = REPO / "pufferlib" / "ocean" / "native" / "squared_pl3" / "binding.c"
     even = fuzz(pl3, tmp_path, 10, kwargs={"size": 10})
     assert even.returncode == 1 and "ValueError: _squared_pl3: size must be odd" in even.stderr
 

@@ -8,11 +8,12 @@ import subprocess
 
 import numpy as np
 import pytest
-from _native_ladder import ROOT, Ladder, build_module
+from _native_ladder import Ladder, build_module
+from _repo import REPO
 
 from pufferlib.ocean.native import load
 
-BROKEN = ROOT / "tests" / "native" / "broken"
+BROKEN = REPO / "tests" / "native" / "broken"
 STRUCT = "float episode_return, episode_length, score, n;"
 LIST = "#define LOG_FIELDS(X) X(episode_return) X(episode_length) X(score) X(n)"
 

@@ -22,8 +22,7 @@ from _repo import REPO
 
 from pufferlib.ocean.contracts import catalog, load
 
-ROOT = REPO
-DOCS = ROOT / "docs" / "environments.md"
+DOCS = REPO / "docs" / "environments.md"
 
 
 @pytest.fixture(scope="module")
