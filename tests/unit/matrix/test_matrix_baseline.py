@@ -18,6 +18,7 @@ from pufferlib.tank.matrix.baseline import (
     check_fail_on,
     compare,
     exit_status,
+    judge,
     load_baseline,
 )
 from pufferlib.tank.matrix.report import load, render_html
@@ -112,6 +113,18 @@ def test_noise_within_the_band_is_not_a_regression():
         result = compare(doc, scaled(today(), factor))
         assert result["counts"]["regression"] == result["counts"]["improvement"] == 0, (factor, result)
         assert exit_status(result, "regression") == 0
+
+
+def test_two_slow_repeats_of_three_are_noise_and_three_are_a_regression():
+    """The rerun CI saw (2026-12-07): an unchanged image, two of its three multiprocessing repeats at half
+    speed. Its median fell to x0.57; its fastest repeat, what is compared, did not. Slowed every time, it
+    is a regression."""
+    base = [18540.3, 19031.6, 15759.4]
+    assert judge([22075.9, 10079.0, 10624.8], base, True)["kind"] is None
+    slower = judge([10079.0, 10624.8, 9950.0], base, True)
+    assert slower["kind"] == "regression" and slower["ratio"] == pytest.approx(10624.8 / 19031.6, abs=1e-3)
+    # fewer steps to solve is better: the best is the fewest
+    assert judge([900.0], [1000.0], False)["kind"] is None and judge([2000.0], [1000.0], False)["kind"]
 
 
 def test_a_real_drop_is_a_regression_and_the_report_shows_the_band(tmp_path):
