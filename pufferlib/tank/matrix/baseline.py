@@ -13,8 +13,9 @@ against 18.5k, 19.0k, 15.8k steps/s, median x0.57, fastest x1.16). A real slowdo
 The band is a relative tolerance: a regression is a figure worse than the baseline's by more than
 max(MIN_TOLERANCE, MAD_FACTOR x the relative median absolute deviation of either side's samples),
 capped at MAX_TOLERANCE (so a 5x drop always counts). MIN_TOLERANCE is the run-to-run noise of a shared
-box, which a spread measured within one run misses (a rerun of the same image on a loaded 2-core box
-moved steps/s by up to x0.71, 2026-12-05). The band is symmetric in log space: an improvement is a figure
+box, which a spread measured within one run misses: reruns of the same image on this 2-core box moved
+steps/s by up to x0.71 (2026-12-05, loaded), and a whole rerun's fastest repeats by x0.70 (2026-12-07,
+quiet: step and serial, every repeat slower). The band is symmetric in log space: an improvement is a figure
 better by more than 1 / (1 - band). `band_kind` says whether the samples widened it ("measured") or the
 tolerance alone set it ("tolerance")."""
 
@@ -29,7 +30,7 @@ from pufferlib.tank.errors import UsageError
 from pufferlib.tank.matrix.schema import load_document
 
 FAIL_ON = ("new-failure", "regression", "any")
-MIN_TOLERANCE = 0.25  # a figure 25 % worse than the baseline's is noise on a shared box; more is not
+MIN_TOLERANCE = 0.4  # a figure 40 % worse than the baseline's is noise on a shared box; more is not
 MAD_FACTOR = 3.0
 MAX_TOLERANCE = 0.8
 TIMED = ("step", "serial", "multiprocessing")  # compared on steps/s; learn on its steps to solve

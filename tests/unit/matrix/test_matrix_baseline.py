@@ -101,15 +101,16 @@ def test_a_moved_pin_and_a_gone_binding_are_listed():
 def test_the_band_is_a_tolerance_widened_by_the_repeats_spread():
     assert band([100.0], [100.0]) == (MIN_TOLERANCE, "tolerance")  # nothing measured: the tolerance
     assert band([100.0, 101.0, 99.0], [100.0, 100.5]) == (MIN_TOLERANCE, "tolerance")  # tight: the floor
-    width, how = band([100.0, 110.0, 90.0], [100.0, 101.0])  # 3 x MAD 10 % = 30 %
-    assert how == "measured" and width == pytest.approx(0.3)
+    width, how = band([100.0, 120.0, 80.0], [100.0, 101.0])  # 3 x MAD 20 % = 60 %
+    assert how == "measured" and width == pytest.approx(0.6)
 
 
 def test_noise_within_the_band_is_not_a_regression():
     """The issue's run against its own baseline: x0.71 to x0.80 on a loaded box, with a narrow spread
-    inside each run. Worse by less than the 25 % tolerance: no change either way."""
+    inside each run, and x0.70 of the fastest repeat on a quiet one (2026-12-07). Worse by less than the
+    40 % tolerance: no change either way."""
     doc = today()
-    for factor in (1.3, 1 / 1.3, 1.2, 0.8):
+    for factor in (1.3, 1 / 1.3, 1.2, 0.8, 0.7, 1 / 0.7):
         result = compare(doc, scaled(today(), factor))
         assert result["counts"]["regression"] == result["counts"]["improvement"] == 0, (factor, result)
         assert exit_status(result, "regression") == 0
@@ -134,7 +135,7 @@ def test_a_real_drop_is_a_regression_and_the_report_shows_the_band(tmp_path):
     change = result["changes"][0]
     assert change["figure"] == "steps/s" and change["band"] == MIN_TOLERANCE and change["ratio"] < 0.34
     since = render_html(_report_with(doc, result, tmp_path)).split('id="since"')[1].split("</ul>")[0]
-    assert "steps/s (x0.33; band: worse by more than 25% counts, tolerance)" in since
+    assert "steps/s (x0.33; band: worse by more than 40% counts, tolerance)" in since
 
 
 def test_learn_is_compared_on_its_steps_to_solve_not_its_seconds():
