@@ -17,7 +17,7 @@ WORDS = {
 
 
 def change_words(c: dict[str, Any]) -> str:
-    """A figure's change and its band in words: "28,900 -> 20,500 steps/s (x0.71; band: worse by more
+    """A figure's change and its band in words: "28,900 -> 15,900 steps/s (x0.55; band: worse by more
     than 40 % counts, tolerance)"."""
     return (
         f"{c['was_value']:,.0f} -> {c['value']:,.0f} {c['figure']} (x{c['ratio']:.2f}; band: worse by more "
