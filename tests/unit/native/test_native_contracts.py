@@ -202,9 +202,8 @@ def test_pl3_action_check_covers_every_branch_and_float_actions(home):
         rew, term, trunc = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
         vec = binding.vec_init(obs, acts, rew, term, trunc, n, 0, length=length)
         binding.vec_reset(vec, 0)
-        binding.puffertank_action_bounds(
-            vec, np.array([2, 1], np.uint32)
-        )  # rows of 2 branches: [0, 2), [0, 1)
+        # rows of 2 branches: [0, 2), [0, 1)
+        binding.puffertank_action_bounds(vec, np.array([2, 1], np.uint32))
         acts[:] = [1, 0, 0, 0]
         binding.vec_step(vec)
         before = obs.copy()
