@@ -90,7 +90,7 @@ main() {
   # Strict: a test that would skip real work here (a binding's package missing from .venv, a root-only
   # test without root, a torch.compile error) fails instead (tests/_strict.py). --durations: the
   # slowest tests in CI's log, to keep the run under its hour.
-  PUFFERTANK_STRICT=1 "$VENV/bin/pytest" tests --durations=25 "$@"
+  PUFFERTANK_STRICT=1 "$VENV/bin/pytest" tests --durations=60 "$@"
 }
 
 main "$@"

@@ -58,3 +58,13 @@ def test_cell(matrix_report, env, check):
         assert row.detail, "a skip must say why"
     if check in ("step", "serial", "multiprocessing"):
         assert row.sps and row.sps > 0
+
+
+def test_microrts_learns_to_win(matrix_report):
+    """The one learn cell judged on an env's own info (`wins`: MicroRTS's `win`), not on the return: it
+    says so, and solves. It runs here only (~2 minutes of JVM games), not in tests/unit/smoke."""
+    row = cell(matrix_report, "microrts/4x4", "learn")
+    assert row.status == "pass", row.detail
+    assert row.detail.startswith("win rate against the env's opponent"), row.detail
+    assert "(solved at 0.9)" in row.detail and "stopped by solved" in row.detail, row.detail
+    assert float(row.detail.split()[6]) <= 1.0, row.detail  # a rate, not the shaped return (~38)

@@ -95,6 +95,20 @@ def test_the_report_keeps_each_hosts_cells_apart(tmp_path):
     assert load(paths["json"]).host_differences == report.host_differences
 
 
+def test_two_slow_repeats_on_one_box_are_not_a_speed_difference():
+    """Each box's fastest repeat is its figure, as for --baseline: a CI rerun's multiprocessing samples
+    (two of three at half speed: median x0.57, fastest x1.16) are no difference, every repeat 3x slower is."""
+    report = two_hosts()
+    a = on(report, "ocean/cartpole", "multiprocessing", A)
+    b = on(report, "ocean/cartpole", "multiprocessing", B)
+    a.samples, b.samples = [18500.0, 19000.0, 15800.0], [22100.0, 10100.0, 10600.0]
+    a.sps = b.sps = None
+    assert ("ocean/cartpole", "multiprocessing") not in diff(report)
+    b.samples = [s / 3 for s in a.samples]
+    speed = diff(report)[("ocean/cartpole", "multiprocessing")]
+    assert speed["values"] == [19000, 6333] and speed["ratio"] == 3.0, speed
+
+
 def test_a_baseline_compares_each_hosts_cell():
     report = two_hosts()
     base = json.loads(FIXTURE.read_text())  # a one-host run
