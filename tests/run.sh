@@ -23,6 +23,8 @@ install_system_packages() {
   engine_apt_install mesa-vulkan-drivers
   # the native Ocean envs compile at `pip install -e .` (build_ext.py) and their tests build sanitizer harnesses
   engine_apt_install gcc libc6-dev python3-dev
+  # PufferLib 3.0's envs draw into a raylib window: `puffer eval --video` records them on a private Xvfb
+  engine_apt_install xvfb
   # Gym-MicroRTS runs MicroRTS on a JVM, as in the image
   engine_apt_install openjdk-17-jre-headless
   # the fleet's registry: the push/pull tests serve Debian's docker-registry on loopback with a config of

@@ -23,6 +23,7 @@ from pufferlib.train import config as configuration
 from pufferlib.train.config import ConfigError
 from pufferlib.train.ppo import normalize
 from pufferlib.train.ppo.act import Actor, episodes_in
+from pufferlib.train.ppo.rollout import METRICS, is_episode_info
 from pufferlib.train.run import checkpoint as checkpoints
 from pufferlib.train.setup import make_policy, make_vecenv, resolve_device
 
@@ -74,7 +75,8 @@ def evaluate(
             vecenv.training = False
         actor = Actor(vecenv, policy, device, greedy=deterministic)
         vecenv.async_reset(cfg["train"]["seed"])
-        returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout, watch)
+        metric = METRICS.get(cfg["train"]["solve_metric"], "episode_return")
+        returns, lengths, steps = _play(vecenv, actor, episodes, start + timeout, watch, metric)
     finally:
         vecenv.close()
     mean = float(np.mean(returns))
@@ -119,10 +121,17 @@ def _load(
 
 
 def _play(
-    vecenv, actor: Actor, episodes: int, deadline: float, watch: Callable[[], None] | None = None
+    vecenv,
+    actor: Actor,
+    episodes: int,
+    deadline: float,
+    watch: Callable[[], None] | None = None,
+    metric: str = "episode_return",
 ) -> tuple[list[float], list[float], int]:
     """(returns, lengths, agent steps) of the first `episodes` episodes to finish; `watch()` is
-    called after every step (and the reset), while the env holds that step's state."""
+    called after every step (and the reset), while the env holds that step's state. An episode's
+    figure is its return, or where the env reports none (PufferLib 3.0's C envs log a `score`), the
+    info the config's train.solve_metric averages (`metric`)."""
     returns: list[float] = []
     lengths: list[float] = []
     steps = 0
@@ -138,9 +147,9 @@ def _play(
         masks = np.array(masks, dtype=bool)
         steps += int(masks.sum())
         for info in infos:
-            if isinstance(info, dict) and "episode_return" in info:
+            if isinstance(info, dict) and is_episode_info(info):
                 n = episodes_in(info)  # a native env's info: the means of n episodes
-                returns.extend([float(info["episode_return"])] * n)
+                returns.extend([float(info.get("episode_return", info.get(metric, np.nan)))] * n)
                 lengths.extend([float(info.get("episode_length", 0))] * n)
         step = actor(obs, terminals, truncations, np.asarray(env_ids, dtype=np.int64), masks)
         vecenv.send(step.action.cpu().numpy())

@@ -191,6 +191,8 @@ def build(folder: Path, root: Path | None = None, shipped: set[str] = frozenset(
     with tempfile.TemporaryDirectory(prefix=".build-", dir=root) as tmp:
         stage, out = Path(tmp) / "stage", Path(tmp) / name
         out.mkdir()
+        if (root / "resources").is_dir():  # the catalog's: the probe makes the env where it finds them
+            (Path(tmp) / "resources").symlink_to(root / "resources")
         digests = stage_sources(folder, name, contract, stage)
         module = compile_module(stage, name, contract, out)
         for rel in digests:  # the sources beside the module: <name>.py is imported from there

@@ -38,6 +38,7 @@ INDEX = "https://pypi.org/simple/pufferlib/"  # PyPI's JSON simple API (PEP 691)
 FAMILY = "pufferlib3"
 CATALOG = "catalog.json"
 RAYLIB = "raylib-5.5_linux_amd64"
+RESOURCES = "pufferlib/resources"  # in the sdist: the envs' maps, weights, sprites and fonts
 AUDIT_RUNGS = ("probe", "seeding", "masks", "lifecycle", "asan", "outputs")
 
 
@@ -124,7 +125,12 @@ def unpack(sdist: Path, dest: Path) -> Path:
     if _sha256(sdist) != SHA256:
         raise SystemExit(f"{sdist}: not the pinned {SDIST} (sha256 {SHA256}); fetch it with `catalog fetch`")
     root = f"pufferlib-{VERSION}/"
-    wanted = (f"{root}pufferlib/ocean/", f"{root}pufferlib/config/", f"{root}{RAYLIB}/", f"{root}resources/")
+    wanted = (
+        f"{root}pufferlib/ocean/",
+        f"{root}pufferlib/config/",
+        f"{root}{RAYLIB}/",
+        f"{root}{RESOURCES}/",
+    )
     with tarfile.open(sdist) as tar:
         # Plain files and folders under the wanted roots, none of them climbing out: what the "data" filter
         # also enforces, which Debian 12's Python 3.11.2 (the image's) predates.
@@ -158,6 +164,10 @@ def build_all(sdist: Path, out: Path, only: list[str] | None = None) -> dict[str
         if not raylib.is_dir():
             (src / RAYLIB).rename(raylib)
         os.environ["PUFFER_RAYLIB"] = str(raylib)
+        (out / "resources").mkdir(exist_ok=True)  # read by their C at init (moba's map) and by c_render
+        for folder in (src / RESOURCES).iterdir():
+            if not (out / "resources" / folder.name).exists():  # a partial rebuild keeps the others'
+                folder.rename(out / "resources" / folder.name)
         for name in only or env_names(src):
             folder = src / "pufferlib" / "ocean" / name
             try:
@@ -171,8 +181,17 @@ def build_all(sdist: Path, out: Path, only: list[str] | None = None) -> dict[str
                 results[name] = {"available": True, "agents_per_env": m.agents_per_env, **audited(out, name)}
             entry = results[name]
             print(f"{name}: {'available' if entry['available'] else entry['finding']}", flush=True)
+    prune_resources(out / "resources", [n for n, entry in results.items() if entry["available"]])
     (out / CATALOG).write_text(json.dumps({"version": VERSION, "sha256": SHA256, "envs": results}, indent=1))
     return results
+
+
+def prune_resources(resources: Path, available: list[str]) -> None:
+    """The sdist's `resources/` kept for the available envs alone (`shared` and `<name>`: ~25 MB of its 72):
+    load.py makes and draws them with the catalog as working directory, where their C finds them."""
+    for folder in resources.iterdir() if resources.is_dir() else []:
+        if folder.is_dir() and folder.name not in ("shared", *available):
+            shutil.rmtree(folder)
 
 
 def audited(out: Path, name: str) -> dict:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -10,13 +11,14 @@ import inspect
 import os
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pufferlib import EnvironmentSetupError, PufferEnv
-from pufferlib.ocean.contracts import Manifest, built, home
+from pufferlib.ocean.contracts import Manifest, built, home, screen
 
 
 def manifest(name: str, root: Path | None = None) -> tuple[Manifest, Path]:
@@ -71,7 +73,8 @@ def pl3_class(folder: Path) -> type:
         raise EnvironmentSetupError(f"{m.name}.py defines no pufferlib.PufferEnv subclass")
     plain = m.name.replace("_", "").lower()
     classes.sort(key=lambda c: (not c.__name__.lower().startswith(plain), c.__name__))
-    return checked(classes[0])
+    resources = folder.parent if (folder.parent / "resources").is_dir() else None
+    return checked(classes[0], resources)
 
 
 def construct(cls: type, **kwargs: Any) -> PufferEnv:
@@ -122,14 +125,29 @@ def _bounds_in_c(env: Any, cls: type) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def working_directory(folder: Path | None) -> Iterator[None]:
+    """`folder` as the working directory inside the block (None: unchanged), then back."""
+    if folder is None:
+        yield
+        return
+    back = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(back)
+
+
 # 3.0's c_render opens a raylib window; without a display GLFW fails and raylib goes on to crash the process
 RENDER_NEEDS_A_DISPLAY = (
     "{name} draws with raylib into a window (PufferLib 3.0's c_render), and there is no display here "
-    "(DISPLAY is unset): it has no ANSI or rgb_array frame. Render it under an X server, e.g. `xvfb-run`"
+    "(DISPLAY is unset): it has no ANSI frame. Record it instead (`puffer eval ENV --video out.gif`: made "
+    "with render_mode='rgb_array', render() returns frames drawn on a private Xvfb), or run under an X server"
 )
 
 
-def checked(cls: type) -> type:
+def checked(cls: type, resources: Path | None = None) -> type:
     """`cls` with its actions checked before any env steps (a subclass: no reference cycle holds an env's
     buffers): in C when its bounds could be handed over and the actions come in the buffer's own dtype (a
     cast first could wrap an out-of-range action into range), else by check_actions.
@@ -139,11 +157,22 @@ def checked(cls: type) -> type:
     ("seed must be an int": 18 of the 21 then available), or reset with seed 0 (cartpole, snake, tripletriad:
     every episode a gymnasium or SB3 user starts with reset() would begin the same).
 
-    And render() refused, saying why, where there is no display: 3.0's c_render would crash the process
-    (`puffer play` with the catalog registered did, listing what it can play)."""
+    And `resources`, the folder holding the sdist's `resources/` (the catalog's): the working directory
+    while the env is made and drawn, as upstream's run from its repository, where its C reads them
+    (moba's map, the renderers' sprites) by relative paths.
+
+    And render(): made with render_mode "rgb_array", the frame its c_render drew on a private Xvfb
+    (screen.py); else its window,
+    refused, saying why, where there is no display: 3.0's c_render would crash the process (`puffer play`
+    with the catalog registered did, listing what it can play)."""
+
+    takes_mode = "render_mode" in inspect.signature(cls.__init__).parameters
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        cls.__init__(self, *args, **kwargs)
+        mode = kwargs.get("render_mode") if takes_mode else kwargs.pop("render_mode", None)
+        with working_directory(resources):
+            cls.__init__(self, *args, **kwargs)
+        self._recorder = screen.Recorder(cls.__name__) if mode == "rgb_array" else None
         self._checked_in_c = _bounds_in_c(self, cls)
         self._reset_seeds = np.random.default_rng(kwargs.get("seed", 0))
 
@@ -162,9 +191,15 @@ def checked(cls: type) -> type:
         return cls.step(self, actions)
 
     def render(self: Any, *args: Any, **kwargs: Any):
+        def draw() -> Any:
+            with working_directory(resources):
+                return cls.render(self, *args, **kwargs)
+
+        if self._recorder is not None:
+            return self._recorder.frame(draw)
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
             raise RuntimeError(RENDER_NEEDS_A_DISPLAY.format(name=cls.__name__))
-        return cls.render(self, *args, **kwargs)
+        return draw()
 
     namespace = {
         "__init__": __init__,
