@@ -260,7 +260,7 @@ def rows(
                 saved = keep / f"{side}-{label.replace('/', '-')}-{rep}" if keep else None
                 why = skipped(label, side, peer_has)
                 if why or g is None:  # no geometry: a catalog env not built here (`missing` says so)
-                    row["skip"] = why or missing(label)
+                    row["skip"] = why or f"its geometry is read from the catalog's .ini, {missing(label)}"
                 elif side == "pl3":
                     row = pufferlib3._sample(
                         row,
