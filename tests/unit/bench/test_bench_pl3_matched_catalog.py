@@ -267,3 +267,11 @@ def test_a_side_reporting_another_geometry_is_a_mismatch(ours_snake):
     (line,) = pl3_matched.mismatches(results(_pl3_ran(short, ours), ours))
     theirs, mine = line.split(", ours ")
     assert '"steps": 32, "batch": 32768' in theirs and '"steps": 64, "batch": 65536' in mine
+
+
+def test_a_catalog_geometry_pufferlib3_cannot_take_is_refused_saying_why():
+    with pytest.raises(
+        ValueError, match=r"its 1024 agent rows do not split into 3 minibatches.*pick another env"
+    ):
+        pl3_targets.check(pl3_targets.Geometry(1024, 64, 3, 1, 128, per_env=8), "pufferlib3/x (x.ini)")
+    pl3_targets.check(pl3_targets.Geometry(1024, 64, 8, 1, 128, per_env=8), "pufferlib3/x (x.ini)")
