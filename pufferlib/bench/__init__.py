@@ -19,7 +19,8 @@ every sample in the JSON.
 The modules: workloads (the envs timed), peers (one runner per peer and its configurations),
 peer202 (the script PufferLib 2.0.2's interpreter runs), interpreter (finding and trusting that
 interpreter), report (tables), cli (`puffer bench`); for `--pufferlib3` (pufferlib3.py's docstring):
-pufferlib3 (the rows, both sides), pl3_matched (`--matched`: one policy and geometry), pl3_to_score
+pufferlib3 (the rows, both sides), pl3_matched (`--matched`: one policy and geometry) with pl3_targets
+(its envs, ours or PufferLib 3.0's own as pufferlib3/NAME, and the geometry of each), pl3_to_score
 (`--to-score`: wall time to a score over seeds), pl3_driver (the script both interpreters run),
 pl3_dashboard (PufferLib 3.0's dashboard and logs read back), pufferlib3_peer (building its venv).
 """

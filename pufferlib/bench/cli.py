@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--train-envs",
         default="cartpole,breakout",
-        help="--pufferlib3: puffer train these (default cartpole,breakout)",
+        help="--pufferlib3: puffer train these (default cartpole,breakout; --matched also pufferlib3/NAME)",
     )
     p.add_argument(
         "--train-seconds",
@@ -93,8 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--matched",
         action="store_true",
-        help=f"--pufferlib3: train both at one policy and geometry, PL 3.0 set to ours, no LSTM "
-        f"(pl3_matched.py; --train-envs of {','.join(pl3_matched.MATCHABLE)}); no raw steps",
+        help=f"--pufferlib3: train both at one policy and geometry, no LSTM (pl3_matched.py); --train-envs "
+        f"{','.join(pl3_matched.MATCHABLE)} (PL 3.0 set to our config) or pufferlib3/NAME (its own env "
+        "code and geometry on both sides); no raw steps",
     )
     p.add_argument(
         "--to-score",

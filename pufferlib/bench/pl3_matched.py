@@ -1,98 +1,74 @@
 """`puffer bench --pufferlib3 --matched`: both trainers end to end at one policy and one geometry.
 
     puffer bench --pufferlib3 --matched --train-envs cartpole,breakout --train-seconds 30 --repeats 2
+    puffer bench --pufferlib3 --matched --train-envs pufferlib3/pong,pufferlib3/snake --train-seconds 60
 
 The plain `--pufferlib3` train rows run each side at its own config (PufferLib 3.0: an LSTM, 4096
-envs, 262,144-step batches). Here PufferLib 3.0's trainer is set to our config's geometry for the
-env (`ocean.NAME.toml`), and both sides train the same network:
+envs, 262,144-step batches). Here both sides train the same network at one geometry (pl3_targets.py):
 
-- network: PL 3.0 `rnn_name = None`, its Default policy, Linear(obs, H) + GELU and the heads; ours
-  `policy.num_layers 1`, `rnn.enabled false`: the same layers;
-- width H: `policy.hidden_size` on both sides (our toml's);
-- agent rows: PL 3.0 `env.num_envs` in one process (`vec.num_envs 1`); ours `vec.num_envs` (native);
+- `cartpole`, `breakout`: PufferLib 3.0's `puffer_NAME` set to OUR config's geometry for our own
+  game of that name (`ocean.NAME.toml`);
+- `pufferlib3/NAME`: PufferLib 3.0's `puffer_NAME` at ITS OWN geometry (its NAME.ini over its
+  default.ini), beside ours training the same C env, built here from its sdist (`pufferlib3/NAME`), set
+  to that geometry. A catalog not built here, or a peer without the env, makes a skipped row naming
+  the command that builds it.
+
+What each side is set to:
+
+- network: PL 3.0 `rnn_name = None`, `policy_name = Policy` (its Default: snake's .ini names its own
+  Snake), Linear(obs, H) + GELU and the heads; ours `policy.num_layers 1`, `rnn.enabled false`;
+- width H: `policy.hidden_size` on both sides;
+- agent rows: env instances x agents each (snake: 4 maps x 256 snakes). PL 3.0 `env.num_envs`
+  instances in one process (`vec.num_envs 1`); ours `vec.num_envs` instances (native);
 - steps per row: PL 3.0 `train.bptt_horizon` (batch_size = rows x steps); ours `train.num_steps`;
 - minibatches M: PL 3.0 `train.minibatch_size` = batch / M (and max_minibatch_size: no gradient
   accumulation); ours `train.num_minibatches`;
 - epochs: `train.update_epochs` on both sides.
 
 PL 3.0's changes are `pl3_changes` (applied after its .ini and command line by pl3_driver.apply),
-ours `ours_overrides`. Everything else stays each side's own (optimizer, learning rate and its
+ours `ours_overrides`; for a catalog env they restate its own geometry, so PL 3.0 runs its .ini less
+its LSTM and custom policy. Everything else stays each side's own (optimizer, learning rate and its
 schedule, gamma, losses, PufferLib 3.0's prioritised segment sampling, torch threads). Each run
-reports back the config it trained with and its policy's parameter count (pl3_driver.py's `ran`
-file; our run's config.toml and checkpoint), and the bench prints them per side: the two must show
-the same rows, steps, minibatch, epochs, width and depth, and each its parameter count for one GELU
-layer over its env's inputs (`mismatches`, an error otherwise). Where the games differ (breakout:
-ours is our own C game, 114 observation features; PufferLib 3.0's has 118) the first layers differ by
-their inputs alone, and the bench says so (`env_differences`). Medians over --repeats; the sides
-alternate which goes first.
+reports back the config it trained with, its agent rows and its policy's parameter count
+(pl3_driver.py's `ran` file; our run's config.toml and checkpoint), and the bench prints them per
+side: the two must show the same rows, steps, minibatch, epochs, width and depth, and each its
+parameter count for one GELU layer over its env's inputs (`mismatches`, an error otherwise). Where the
+games differ (breakout: ours is our own C game, 114 observation features; PufferLib 3.0's has 118) the
+first layers differ by their inputs alone, and the bench says so (`env_differences`); a catalog env is
+one game, and its score on both sides is the env's own `score` info (PufferLib 3.0's dashboard's).
+Medians over --repeats; the sides alternate which goes first.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from pufferlib.bench import pufferlib3, report
-
-MATCHABLE = ("cartpole", "breakout")  # one agent row per env, the same game and frameskip on both sides
-PL3_LAYERS = 1  # PufferLib 3.0's Default policy: one hidden layer (its width is its only size)
-
-
-class Geometry(NamedTuple):
-    """What both sides train with: agent rows x steps per rollout, minibatches, epochs, the MLP's size."""
-
-    rows: int
-    steps: int
-    minibatches: int
-    epochs: int
-    hidden: int
-    layers: int = PL3_LAYERS
-
-    @property
-    def batch(self) -> int:
-        return self.rows * self.steps
-
-    @property
-    def minibatch(self) -> int:
-        return self.batch // self.minibatches
-
-
-def geometry(name: str) -> Geometry:
-    """Our config's geometry for ocean/<name>'s native env; ValueError where PufferLib 3.0 cannot take
-    it (its minibatches are whole rows, so the rows must divide into them)."""
-    from pufferlib import environments
-    from pufferlib.train import config
-
-    ours = f"ocean/{pufferlib3.RAW[name].ours}"
-    cfg = config.load(ours)
-    tc, hidden = cfg["train"], cfg["policy"].get("hidden_size")
-    if hidden is None:  # the policy class's default width
-        hidden = inspect.signature(environments.get(ours).policy_class()).parameters["hidden_size"].default
-    g = Geometry(cfg["vec"]["num_envs"], tc["num_steps"], tc["num_minibatches"], tc["update_epochs"], hidden)
-    check(g, ours)
-    return g
-
-
-def check(g: Geometry, source: str) -> None:
-    """ValueError naming the fix where PufferLib 3.0 cannot train at `g` (its minibatches are whole
-    rows of steps; the config of `source` gave it)."""
-    if g.rows % g.minibatches:
-        raise ValueError(
-            f"{source}: vec.num_envs {g.rows} does not split into train.num_minibatches {g.minibatches}, and "
-            "PufferLib 3.0's minibatches are whole rows: make vec.num_envs a multiple of it"
-        )
+from pufferlib.bench.pl3_targets import (
+    MATCHABLE,
+    PL3_LAYERS,
+    Geometry,
+    binding,
+    geometry,
+    is_catalog,
+    missing,
+    parse,
+    pl3_env,
+)
 
 
 def pl3_changes(g: Geometry) -> dict[str, Any]:
-    """PufferLib 3.0's config changes (pl3_driver.apply, after its .ini and PL3_TRAIN_ARGS)."""
+    """PufferLib 3.0's config changes (pl3_driver.apply, after its .ini and PL3_TRAIN_ARGS): its Default
+    policy (`Policy`; snake's .ini names its own `Snake`), no LSTM, and the geometry."""
     return {
         "rnn_name": None,
+        "policy_name": "Policy",
         "policy.hidden_size": g.hidden,
-        "env.num_envs": g.rows,
+        "env.num_envs": g.instances,
         "train.bptt_horizon": g.steps,
         "train.batch_size": g.batch,
         "train.minibatch_size": g.minibatch,
@@ -102,12 +78,12 @@ def pl3_changes(g: Geometry) -> dict[str, Any]:
 
 
 def ours_overrides(g: Geometry, threads: int = 0) -> list[str]:
-    """Our `puffer train ocean/NAME` overrides (`threads`: train.torch_threads; 0 leaves the toml's)."""
+    """Our `puffer train BINDING` overrides (`threads`: train.torch_threads; 0 leaves the config's)."""
     threads_arg = ["--train.torch_threads", str(threads)] if threads else []
     return [
         *threads_arg,
         "--vec.backend", "native",
-        "--vec.num_envs", str(g.rows),
+        "--vec.num_envs", str(g.instances),
         "--train.num_steps", str(g.steps),
         "--train.num_minibatches", str(g.minibatches),
         "--train.update_epochs", str(g.epochs),
@@ -117,13 +93,13 @@ def ours_overrides(g: Geometry, threads: int = 0) -> list[str]:
     ]  # fmt: skip
 
 
-def commands(name: str, g: Geometry, seconds: float, threads: int = 0) -> dict[str, str]:
+def commands(label: str, g: Geometry, seconds: float, threads: int = 0) -> dict[str, str]:
     """Each side's command line, as the bench prints it before the runs."""
     sets = ", ".join(f"{k}={v!r}" for k, v in pl3_changes(g).items())
     sets += f"; torch.set_num_threads({threads})" if threads else ""
     return {
-        "pl3": f"puffer train puffer_{name} {' '.join(pufferlib3.PL3_TRAIN_ARGS)}, then set {sets}",
-        "ours": f"puffer train ocean/{pufferlib3.RAW[name].ours} --train.device cpu --train.max_seconds "
+        "pl3": f"puffer train puffer_{pl3_env(label)} {' '.join(pufferlib3.PL3_TRAIN_ARGS)}, then set {sets}",
+        "ours": f"puffer train {binding(label)} --train.device cpu --train.max_seconds "
         f"{seconds:g} --train.stop_when_solved false {' '.join(ours_overrides(g, threads))}",
     }
 
@@ -139,8 +115,9 @@ def ran_row(side: str, ran: dict[str, Any] | None) -> dict[str, Any]:
         minibatch, hidden = t["minibatch_size"], c["policy"].get("hidden_size")
         layers, rnn, threads = PL3_LAYERS, c.get("rnn_name"), ran.get("torch_threads")
     else:
-        rows, steps = c["vec"]["num_envs"], t["num_steps"]
-        batch, minibatch = rows * steps, rows * steps // t["num_minibatches"]
+        rows, steps = ran.get("agents"), t["num_steps"]  # vec.num_envs instances x the env's agents
+        batch = rows * steps if rows else None
+        minibatch = batch // t["num_minibatches"] if batch else None
         hidden, layers = c["policy"].get("hidden_size"), c["policy"].get("num_layers")
         rnn = "LSTM" if c["rnn"]["enabled"] else None
         threads = t.get("torch_threads") or "default"  # 0: torch's default, one per core
@@ -248,43 +225,65 @@ def env_differences(results: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def skipped(label: str, side: str, peer_has: set[str]) -> str | None:
+    """Why `side` of `label` does not train here (None: it does), naming what builds it."""
+    if side == "ours":
+        return missing(label)
+    name = pl3_env(label)
+    if name not in peer_has:
+        return f"the PufferLib 3.0 peer did not build puffer_{name}: {pufferlib3.BUILD} --envs {name}"
+    return None
+
+
+def shapes(labels: list[str]) -> dict[str, Geometry | None]:
+    """Each env's matched geometry; None for a catalog env not built here (no .ini to read it from)."""
+    return {label: None if is_catalog(label) and missing(label) else geometry(label) for label in labels}
+
+
 def rows(
-    python: Path, names: list[str], repeats: int, seconds: float, keep: Path | None, threads: int = 0
+    python: Path,
+    shaped: dict[str, Geometry | None],
+    repeats: int,
+    seconds: float,
+    keep: Path | None,
+    threads: int = 0,
 ) -> list[dict]:
-    """Per repeat, per env: both trainers at the matched geometry for `seconds` each, sides alternating;
-    `threads`: torch threads on both sides (0: each side's own)."""
-    shapes = {name: geometry(name) for name in names}
+    """Per repeat, per env of `shaped` (`shapes`): both trainers at its geometry for `seconds` each, sides
+    alternating (a side that cannot train here is a skipped row saying why); `threads`: torch threads on
+    both sides (0: each side's own)."""
+    peer_has = set(json.loads(pufferlib3._driver(python, "envs", {}, False, 120).splitlines()[-1]))
     out = []
     for rep in range(repeats):
-        for name in names:
-            g = shapes[name]
+        for label, g in shaped.items():
             for side in pufferlib3._order(rep, ("pl3", "ours")):
-                row = {"repeat": rep, "env": name, "seconds_asked": seconds, "side": side, "matched": True}
-                saved = keep / f"{side}-{name}-{rep}" if keep else None
-                missing = pufferlib3.native_missing(pufferlib3.RAW[name].ours) if side == "ours" else None
-                if missing:
-                    row["skip"] = missing
+                row = {"repeat": rep, "env": label, "seconds_asked": seconds, "side": side, "matched": True}
+                saved = keep / f"{side}-{label.replace('/', '-')}-{rep}" if keep else None
+                why = skipped(label, side, peer_has)
+                if why or g is None:  # no geometry: a catalog env not built here (`missing` says so)
+                    row["skip"] = why or f"its geometry is read from the catalog's .ini, {missing(label)}"
                 elif side == "pl3":
                     row = pufferlib3._sample(
                         row,
-                        lambda n=name, d=saved, g=g: pufferlib3.train_pl3(
-                            python, n, seconds, d, pl3_changes(g), threads
+                        lambda label=label, d=saved, g=g: pufferlib3.train_pl3(
+                            python, pl3_env(label), seconds, d, pl3_changes(g), threads
                         ),
                     )
                 else:
                     row = pufferlib3._sample(
                         row,
-                        lambda n=name, d=saved, g=g: pufferlib3.train_ours(
-                            pufferlib3.RAW[n].ours, seconds, d, ours_overrides(g, threads)
+                        lambda label=label, d=saved, g=g: pufferlib3.train_ours(
+                            binding(label), seconds, d, ours_overrides(g, threads)
                         ),
                     )
+                    if is_catalog(label) and row.get("env_score") is not None:  # as PL 3.0's dashboard
+                        row["score"] = row["env_score"]
                 out.append(row)
                 shown = row.get("skip") or row.get("error")
                 if "sps" in row:
                     shown = f"{row['sps']:,.0f} SPS, score {row['score'] or 0:.1f}, {row['steps']:,} steps"
                     shown += f" in {row['seconds']:.0f} s"
                 print(
-                    f"[{rep + 1}/{repeats}] matched {name:<9} {side:<5} {shown}", file=sys.stderr, flush=True
+                    f"[{rep + 1}/{repeats}] matched {label:<9} {side:<5} {shown}", file=sys.stderr, flush=True
                 )
     return out
 
@@ -293,20 +292,25 @@ def run(args: Any, machine: Any) -> int:
     """`puffer bench --pufferlib3 --matched` once the CLI has parsed it (train rows only)."""
     try:
         pufferlib3.check_training(args, "--matched")
-        names = pufferlib3._check(args.train_envs, list(MATCHABLE), "--matched --train-envs")
-        if not names:
-            raise ValueError(f"--matched: no env given; --train-envs takes {', '.join(MATCHABLE)}")
-        shapes = {name: geometry(name) for name in names}
+        labels = parse(args.train_envs)
+        if not labels:
+            raise ValueError(
+                f"--matched: no env given; --train-envs takes {', '.join(MATCHABLE)} or pufferlib3/NAME"
+            )
+        shaped = shapes(labels)
         python = pufferlib3.asked_python(args)
     except (ValueError, pufferlib3.PeerMissing) as e:
         print(f"puffer bench: {e}", file=sys.stderr)
         return 2
     info = pufferlib3.run_info(args, machine, python)
-    for name, g in shapes.items():
-        for side, line in commands(name, g, args.train_seconds, args.torch_threads).items():
-            print(f"{name} {side}: {line}", file=sys.stderr)
+    for label, g in shaped.items():
+        if g is None:
+            print(f"{label}: skipped: {missing(label)}", file=sys.stderr)
+            continue
+        for side, line in commands(label, g, args.train_seconds, args.torch_threads).items():
+            print(f"{label} {side}: {line}", file=sys.stderr)
     keep = Path(args.keep) if args.keep else None
-    results = rows(python, names, args.repeats, args.train_seconds, keep, args.torch_threads)
+    results = rows(python, shaped, args.repeats, args.train_seconds, keep, args.torch_threads)
     info["load_average_end"] = os.getloadavg()
     tables = {"train": report.train_table(results), "configs": config_table(results)}
     wrong, notes = mismatches(results), env_differences(results)

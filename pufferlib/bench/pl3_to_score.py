@@ -122,7 +122,7 @@ def rows(
                     row = pufferlib3._sample(
                         row,
                         lambda n=name, o=overrides, d=saved: pufferlib3.train_ours(
-                            pufferlib3.RAW[n].ours, seconds, d, o
+                            f"ocean/{pufferlib3.RAW[n].ours}", seconds, d, o
                         ),
                     )
                 else:

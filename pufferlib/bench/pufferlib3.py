@@ -192,14 +192,18 @@ def train_pl3(
     }
 
 
-def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """Our `puffer train ocean/NAME [overrides]` for `seconds` (its config, not stopping when solved; its
-    step budget stays, so a run that spends it early stops there: the table shows the seconds it took);
-    `ran`: the config.toml it wrote and the parameter count of its last checkpoint's policy."""
+def train_ours(
+    binding: str, seconds: float, keep: Path | None, overrides: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Our `puffer train BINDING [overrides]` (ocean/cartpole, pufferlib3/pong) for `seconds` (its config,
+    not stopping when solved; its step budget stays, so a run that spends it early stops there: the table
+    shows the seconds it took); `ran`: the config.toml it wrote and the parameter count of its last
+    checkpoint's policy. `score`: the mean episode return; `env_score`: the mean of the env's own `score`
+    info where it logs one (what PufferLib 3.0's dashboard shows for its C envs), else None."""
     with tempfile.TemporaryDirectory(prefix="ourtrain-") as tmp:
         run_dir = Path(tmp) / "run"
         cmd = [
-            sys.executable, "-m", "pufferlib.cli", "train", f"ocean/{name}", "--train.device", "cpu",
+            sys.executable, "-m", "pufferlib.cli", "train", binding, "--train.device", "cpu",
             "--train.max_seconds", str(seconds),
             "--train.stop_when_solved", "false", "--train.run_dir", str(run_dir),
             "--track.tensorboard", "false", *overrides,
@@ -211,13 +215,13 @@ def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence
         out = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=600 + 3 * seconds)
         if out.returncode or not (run_dir / "summary.json").is_file():
             last = out.stderr.strip().splitlines()[-1:] or [f"exit code {out.returncode}"]
-            raise RuntimeError(f"ours train ocean/{name} failed: {last[0]}")
+            raise RuntimeError(f"ours train {binding} failed: {last[0]}")
         summary = json.loads((run_dir / "summary.json").read_text())
         logged = run_dir / "metrics.jsonl"  # none when the budget ended before the first update
         metrics = (
             [json.loads(x) for x in logged.read_text().splitlines() if x.strip()] if logged.is_file() else []
         )
-        ran = _ran(run_dir, name)
+        ran = _ran(run_dir, binding)
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             for f in ("summary.json", "metrics.jsonl", "config.toml"):
@@ -228,6 +232,9 @@ def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence
         "seconds": summary["seconds"],
         "sps": summary["sps"],
         "score": summary["mean_return"],
+        "env_score": next(
+            (m["env/score"] for m in reversed(metrics) if m.get("env/score") is not None), None
+        ),
         "curve": [
             (m["global_step"], m["time"], m["episodic_return"])
             for m in metrics
@@ -237,9 +244,10 @@ def train_ours(name: str, seconds: float, keep: Path | None, overrides: Sequence
     }
 
 
-def _ran(run_dir: Path, name: str) -> dict[str, Any]:
-    """The config our run of ocean/`name` wrote (config.toml), the parameter count of its last
-    checkpoint, and the env's observation features and action logits (as pl3_driver reports them)."""
+def _ran(run_dir: Path, binding: str) -> dict[str, Any]:
+    """The config our run of `binding` wrote (config.toml), the parameter count of its last checkpoint,
+    the env's observation features and action logits (as pl3_driver reports them) and its agent rows
+    (vec.num_envs instances x one instance's agents, made with the run's [env] keywords)."""
     import tomllib
 
     import numpy as np
@@ -250,8 +258,9 @@ def _ran(run_dir: Path, name: str) -> dict[str, Any]:
     config = tomllib.loads((run_dir / "config.toml").read_text())
     saved = checkpoint.listed(run_dir)
     weights = checkpoint.load(saved[-1])["state_dict"] if saved else {}
-    env = environments.get(f"ocean/{name}").make_env()
+    env = environments.get(binding).make_env(**config.get("env", {}))
     try:
+        agents = env.num_agents * config["vec"]["num_envs"]
         space = env.single_action_space
         actions = int(space.n) if hasattr(space, "n") else None
         actions = int(np.sum(space.nvec)) if hasattr(space, "nvec") else actions
@@ -259,7 +268,13 @@ def _ran(run_dir: Path, name: str) -> dict[str, Any]:
     finally:
         env.close()
     parameters = sum(v.numel() for v in weights.values()) or None
-    return {"config": config, "parameters": parameters, "inputs": inputs, "actions": actions}
+    return {
+        "config": config,
+        "parameters": parameters,
+        "inputs": inputs,
+        "actions": actions,
+        "agents": agents,
+    }
 
 
 def _sample(base: dict[str, Any], measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -311,7 +326,7 @@ def train_rows(python: Path, names: list[str], repeats: int, seconds: float, kee
                 elif side == "pl3":
                     row = _sample(row, lambda n=name, d=saved: train_pl3(python, n, seconds, d))
                 else:
-                    row = _sample(row, lambda n=RAW[name].ours, d=saved: train_ours(n, seconds, d))
+                    row = _sample(row, lambda n=RAW[name].ours, d=saved: train_ours(f"ocean/{n}", seconds, d))
                 rows.append(row)
                 if "sps" in row:
                     shown = f"{row['sps']:,.0f} SPS, score {row['score'] or 0:.1f}, {row['steps']:,} steps"
@@ -339,8 +354,9 @@ def export_curves(rows: list[dict], directory: Path) -> list[str]:
     made = []
     for r in rows:
         if r.get("side") == "pl3" and r.get("curve"):
-            out = directory / f"pufferlib3-{r['env']}-{r['repeat']}"
-            made.append(str(pl3_dashboard.export_run(r["curve"], out, f"PufferLib 3.0 puffer_{r['env']}")))
+            env = r["env"].removeprefix("pufferlib3/")  # --matched's catalog rows: its own env's name
+            out = directory / f"pufferlib3-{env}-{r['repeat']}"
+            made.append(str(pl3_dashboard.export_run(r["curve"], out, f"PufferLib 3.0 puffer_{env}")))
     return made
 
 

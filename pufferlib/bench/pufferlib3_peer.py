@@ -3,11 +3,13 @@
     python -m pufferlib.bench.pufferlib3_peer --dry-run   # the plan: each step, done or to do, its command
     python -m pufferlib.bench.pufferlib3_peer             # build what is not built yet (~5 min on 2 cores)
     python -m pufferlib.bench.pufferlib3_peer --venv DIR --python python3.11
+    python -m pufferlib.bench.pufferlib3_peer --envs rware,trash_pickup   # more of its C envs (rebuilds)
 
 PufferLib 3.0.0 ships only an sdist whose setup.py downloads raylib and box2d from GitHub while pip
 reads its metadata, so `pip download` fails offline; `--no-clean` keeps the source it unpacked. Then:
 the empty folders those downloads would have made, the Ocean envs pruned to the ones `puffer bench
---pufferlib3` compares (each other C env would be compiled, and impulse_wars needs box2d), a PATH
+--pufferlib3` compares (each other C env would be compiled, and impulse_wars needs box2d; --envs keeps
+more, put back from the pinned sdist where an earlier build pruned them), a PATH
 without nvcc (else it builds `pufferlib._C` for CUDA), `pip install --no-build-isolation --no-deps`,
 and the dependencies it imports, at the versions it was built for. Each step is skipped when what
 it makes is already there, so a second run only checks. A benchmark peer only: no test builds it.
@@ -21,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +52,8 @@ RUN_DEPS = (
 # Installed (its own import needs the dependencies of the next step) and importable, in a venv's Python.
 INSTALLED = (
     "import glob, importlib.metadata as m, sysconfig; assert m.version('pufferlib') == '{v}'; "
-    "assert glob.glob(sysconfig.get_paths()['platlib'] + '/pufferlib/ocean/cartpole/binding*.so')"
+    "assert all(glob.glob(sysconfig.get_paths()['platlib'] + f'/pufferlib/ocean/{{e}}/binding*.so') "
+    "for e in {envs!r})"
 )
 IMPORTS = (
     "import importlib.metadata as m, pufferlib, pufferlib.pufferl, pufferlib.ocean.cartpole.binding; "
@@ -123,25 +127,60 @@ def _take_source(venv: Path) -> None:
     shutil.rmtree(venv / "pip-tmp", ignore_errors=True)
 
 
-def pruned(src: Path) -> list[str]:
+def pruned(src: Path, extra: tuple[str, ...] = ()) -> list[str]:
     """The Ocean env folders with a binding.c that are not kept (what prune removes)."""
     ocean = src / "pufferlib" / "ocean"
-    return sorted(p.parent.name for p in ocean.glob("*/binding.c") if p.parent.name not in KEEP_ENVS)
+    keep = (*KEEP_ENVS, *extra)
+    return sorted(p.parent.name for p in ocean.glob("*/binding.c") if p.parent.name not in keep)
 
 
-def _prepare(src: Path) -> None:
+def absent(src: Path, extra: tuple[str, ...]) -> list[str]:
+    """The `extra` envs (--envs) whose folder is not in the source (an earlier build pruned it)."""
+    return [n for n in extra if not (src / "pufferlib" / "ocean" / n / "binding.c").is_file()]
+
+
+def _restore(src: Path, names: list[str]) -> None:
+    """Put the Ocean folders `names` back into the source from the pinned sdist (catalog.fetch: the
+    cached one, sha256-checked); SystemExit for a name it has no C env of."""
+    from pufferlib.ocean.contracts import catalog
+
+    root = f"pufferlib-{VERSION}/"
+    wanted = tuple(f"{root}pufferlib/ocean/{n}/" for n in names)
+    with tarfile.open(catalog.fetch()) as tar:
+        members = [
+            m
+            for m in tar.getmembers()
+            if m.name.startswith(wanted) and (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts
+        ]
+        for m in members:
+            m.name = m.name.removeprefix(root)
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(src, members=members, **safe)
+    unknown = absent(src, tuple(names))
+    if unknown:
+        raise SystemExit(f"pufferlib3_peer: pufferlib {VERSION} has no C env {', '.join(unknown)}")
+
+
+def _prepare(src: Path, extra: tuple[str, ...] = ()) -> None:
     for name in EMPTY_DIRS:
         (src / name).mkdir(exist_ok=True)
-    for name in pruned(src):
+    for name in pruned(src, extra):
         shutil.rmtree(src / "pufferlib" / "ocean" / name)
+    if absent(src, extra):
+        _restore(src, absent(src, extra))
 
 
-def _prepared(src: Path) -> bool:
-    return src.is_dir() and all((src / d).is_dir() for d in EMPTY_DIRS) and not pruned(src)
+def _prepared(src: Path, extra: tuple[str, ...] = ()) -> bool:
+    return (
+        src.is_dir()
+        and all((src / d).is_dir() for d in EMPTY_DIRS)
+        and not pruned(src, extra)
+        and not absent(src, extra)
+    )
 
 
-def plan(venv: Path, python: str) -> list[Step]:
-    """Every step, in order; each knows whether it is done."""
+def plan(venv: Path, python: str, extra: tuple[str, ...] = ()) -> list[Step]:
+    """Every step, in order; each knows whether it is done. `extra`: C envs kept beside KEEP_ENVS."""
     py, src = str(_python(venv)), source_dir(venv)
     pip = [py, "-m", "pip"]
     no_nvcc = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{path_without('nvcc')}"}
@@ -173,14 +212,14 @@ def plan(venv: Path, python: str) -> list[Step]:
             check_rc=False,
         ),
         Step(
-            f"empty {', '.join(EMPTY_DIRS)}; prune Ocean to {', '.join(KEEP_ENVS)}",
-            lambda: _prepared(src),
+            f"empty {', '.join(EMPTY_DIRS)}; prune Ocean to {', '.join((*KEEP_ENVS, *extra))}",
+            lambda: _prepared(src, extra),
             [],
-            action=lambda: _prepare(src),
+            action=lambda: _prepare(src, extra),
         ),
         Step(
             f"pufferlib {VERSION} (its C envs and a CPU pufferlib._C)",
-            lambda: _imports(venv, INSTALLED.format(v=VERSION)),
+            lambda: _imports(venv, INSTALLED.format(v=VERSION, envs=("cartpole", *extra))),
             [*pip, "install", "--no-build-isolation", "--no-deps", str(src)],
             env=no_nvcc,
         ),
@@ -192,9 +231,9 @@ def plan(venv: Path, python: str) -> list[Step]:
     ]
 
 
-def build(venv: Path, python: str, dry_run: bool = False) -> int:
+def build(venv: Path, python: str, dry_run: bool = False, extra: tuple[str, ...] = ()) -> int:
     """Run (or, dry, show) every step not done yet; 0 when the peer imports at the end."""
-    steps = plan(venv, python)
+    steps = plan(venv, python, extra)
     for k, step in enumerate(steps, 1):
         done = step.done()
         print(f"[{k}/{len(steps)}] {step.title}: {'done' if done else 'to do'}", flush=True)
@@ -229,6 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         "--python", default="python3.11", help="the interpreter that makes the venv (default python3.11)"
     )
     p.add_argument("--dry-run", action="store_true", help="show each step, done or to do, and change nothing")
+    p.add_argument(
+        "--envs",
+        default="",
+        help=f"more of its C envs to build beside {','.join(KEEP_ENVS)}: a comma list (rware,trash_pickup; "
+        "for `puffer bench --pufferlib3 --matched --train-envs pufferlib3/NAME`)",
+    )
     args = p.parse_args(argv)
     if shutil.which(args.python) is None and not Path(args.python).exists():
         print(
@@ -236,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    return build(args.venv.absolute(), args.python, args.dry_run)
+    extra = tuple(n for n in args.envs.split(",") if n and n not in KEEP_ENVS)
+    return build(args.venv.absolute(), args.python, args.dry_run, extra)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from _strict import skip_or_fail
 
 import pufferlib.environments as environments
 from pufferlib import cli
-from pufferlib.bench import pl3_matched, pufferlib3
+from pufferlib.bench import pl3_matched, pl3_targets, pufferlib3
 from pufferlib.train import config
 from pufferlib.train.setup import make_policy
 
@@ -31,6 +31,7 @@ def test_pufferlib3_is_set_to_our_configs_geometry_without_its_lstm(name):
     batch = rows * steps
     assert pl3_matched.pl3_changes(pl3_matched.geometry(name)) == {
         "rnn_name": None,
+        "policy_name": "Policy",  # its Default (its .ini names it already: cartpole's and breakout's do)
         "policy.hidden_size": cfg["policy"]["hidden_size"],
         "env.num_envs": rows,
         "train.bptt_horizon": steps,
@@ -81,8 +82,8 @@ def test_torch_threads_are_set_on_our_side_only_when_asked():
 
 def test_a_geometry_pufferlib3_cannot_take_names_the_fix():
     with pytest.raises(ValueError, match=r"vec\.num_envs 10 does not split into train\.num_minibatches 4"):
-        pl3_matched.check(pl3_matched.Geometry(10, 16, 4, 4, 64), "ocean/x")
-    pl3_matched.check(pl3_matched.Geometry(12, 16, 4, 4, 64), "ocean/x")
+        pl3_targets.check(pl3_matched.Geometry(10, 16, 4, 4, 64), "ocean/x")
+    pl3_targets.check(pl3_matched.Geometry(12, 16, 4, 4, 64), "ocean/x")
 
 
 def test_the_driver_sets_what_pufferlib3s_command_line_cannot():
@@ -117,7 +118,7 @@ def _ran(side: str, hidden: int = 64, parameters: int = 515, inputs: int = 4) ->
         return {"config": config, "agents": 512, "torch_threads": 2, **sizes}
     train.update(num_steps=16, num_minibatches=4)
     config = {"train": train, "vec": {"num_envs": 512}, "policy": {"hidden_size": hidden, "num_layers": 1}}
-    return {"config": {**config, "rnn": {"enabled": False}}, **sizes}
+    return {"config": {**config, "rnn": {"enabled": False}}, "agents": 512, **sizes}
 
 
 def _results(pl3: dict, ours: dict) -> list[dict]:

@@ -43,7 +43,7 @@ def test_our_curve_is_read_back_from_a_real_training_run():
     if missing:
         pytest.skip(f"ocean/cartpole: {missing}")
     steps = ["--train.total_timesteps", "50000"]  # a step budget, not a time one: a loaded box is slow
-    row = pufferlib3.train_ours("cartpole", 300, None, ["--train.seed", "1", *steps])
+    row = pufferlib3.train_ours("ocean/cartpole", 300, None, ["--train.seed", "1", *steps])
     curve = pl3_to_score.curve_of(row)
     assert curve, row
     seconds = [t for t, _ in curve]

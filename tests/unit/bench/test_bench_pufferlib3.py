@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _strict import skip_or_fail
 
 from pufferlib import cli, plot
 from pufferlib.bench import pl3_dashboard, pufferlib3, pufferlib3_peer, report
@@ -170,6 +171,39 @@ def test_prepare_prunes_the_c_envs_not_compared_and_makes_the_missing_folders(tm
     assert pufferlib3_peer._prepared(tmp_path)
     assert sorted(p.name for p in ocean.iterdir()) == ["cartpole", "torch.py"]
     assert all((tmp_path / d).is_dir() for d in pufferlib3_peer.EMPTY_DIRS)
+
+
+def test_envs_keeps_more_c_envs_and_puts_back_one_an_earlier_build_pruned(tmp_path, capsys):
+    """--envs rware: the prune keeps it, and a source pruned by an earlier build gets its folder back from
+    the pinned sdist (the build then reinstalls, compiling it: the step checks its binding)."""
+    from pufferlib.ocean.contracts import catalog
+
+    ocean = tmp_path / "pufferlib" / "ocean"
+    (ocean / "cartpole").mkdir(parents=True)
+    (ocean / "cartpole" / "binding.c").write_text("")
+    pufferlib3_peer._prepare(tmp_path)
+    assert pufferlib3_peer._prepared(tmp_path) and not pufferlib3_peer._prepared(tmp_path, ("rware",))
+    venv = tmp_path / "peer"
+    assert (
+        pufferlib3_peer.main(
+            ["--venv", str(venv), "--python", sys.executable, "--dry-run", "--envs", "rware"]
+        )
+        == 0
+    )
+    assert (
+        "prune Ocean to cartpole, squared, breakout, pong, snake, connect4, rware: to do"
+        in capsys.readouterr().out
+    )
+    if not (catalog.sdist_cache() / catalog.SDIST).is_file():
+        skip_or_fail(
+            f"no {catalog.SDIST} in {catalog.sdist_cache()}: `python -m pufferlib.ocean.contracts.catalog "
+            "fetch`"
+        )
+    pufferlib3_peer._prepare(tmp_path, ("rware",))
+    assert (ocean / "rware" / "binding.c").is_file() and (ocean / "rware" / "rware.py").is_file()
+    assert pufferlib3_peer._prepared(tmp_path, ("rware",)) and not pufferlib3_peer._prepared(tmp_path)
+    with pytest.raises(SystemExit, match=r"pufferlib 3\.0\.0 has no C env no_such_env"):
+        pufferlib3_peer._prepare(tmp_path, ("no_such_env",))
 
 
 def test_a_missing_interpreter_for_the_venv_is_a_one_line_error(capsys):
