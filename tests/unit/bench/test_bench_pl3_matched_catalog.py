@@ -166,17 +166,9 @@ def test_pufferlib3_runs_its_own_ini_less_its_lstm_and_custom_policy(name, polic
     _needs_catalog()
     g = pl3_targets.geometry(f"pufferlib3/{name}")
     changes = pl3_matched.pl3_changes(g)
-    assert changes == {
-        "rnn_name": None,
-        "policy_name": "Policy",
-        "policy.hidden_size": g.hidden,
-        "env.num_envs": g.instances,
-        "train.bptt_horizon": g.steps,
-        "train.batch_size": g.batch,
-        "train.minibatch_size": g.minibatch,
-        "train.max_minibatch_size": g.minibatch,
-        "train.update_epochs": g.epochs,
-    }
+    network, geometry = list(changes.items())[:2], tuple(changes.values())[2:]
+    assert network == [("rnn_name", None), ("policy_name", "Policy")], changes
+    assert geometry == (g.hidden, g.instances, g.steps, g.batch, g.minibatch, g.minibatch, g.epochs), changes
     own = _pl3_config(name)
     assert (own["rnn_name"], own["policy_name"]) == ("Recurrent", policy)
     ran = copy.deepcopy(own)
