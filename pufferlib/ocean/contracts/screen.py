@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -53,13 +54,15 @@ class Screen:
         if path is None:
             raise ScreenError(NO_XVFB.format(name=name))
         read, write = os.pipe()
+        # its log to an unlinked file, not a pipe nobody reads while it runs (a full pipe would block it)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close(), with the server)
         try:
             self.proc = subprocess.Popen(
                 [path, "-displayfd", str(write), "-retro", "-screen", "0", SCREEN, "-nolisten", "tcp"],
                 pass_fds=(write,),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                stderr=self.log,
                 preexec_fn=_die_with_parent,
             )
         finally:
@@ -67,15 +70,19 @@ class Screen:
         with os.fdopen(read) as pipe:
             number = pipe.readline().strip()  # Xvfb writes its display number once it accepts clients
         if not number.isdigit():
-            self.close()
-            error = (
-                self.proc.stderr.read().decode(errors="replace").strip().splitlines()[-1:]
-                if self.proc.stderr
-                else []
-            )
-            raise ScreenError(f"Xvfb did not start: {error[0] if error else 'no display number'}")
+            self._stop()
+            error = self.last_error() or "no display number"
+            self.log.close()
+            raise ScreenError(f"Xvfb did not start: {error}")
         self.display = f":{number}"
         atexit.register(self.close)
+
+    def last_error(self) -> str:
+        """The last line of Xvfb's log with text besides its "(EE)" markers."""
+        self.log.seek(0)
+        text = self.log.read().decode(errors="replace")
+        lines = (line.replace("(EE)", "").strip() for line in text.splitlines())
+        return ([line for line in lines if line] or [""])[-1]
 
     def grab(self) -> np.ndarray:
         from PIL import ImageGrab
@@ -86,6 +93,10 @@ class Screen:
             raise ScreenError(f"cannot read the screen of Xvfb {self.display}: {e}") from None
 
     def close(self) -> None:
+        self._stop()
+        self.log.close()
+
+    def _stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -93,8 +104,6 @@ class Screen:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
 
 
 _screen: Screen | None = None

@@ -138,3 +138,10 @@ def test_without_xvfb_the_error_says_what_to_install(home, tmp_path, monkeypatch
     monkeypatch.setattr(screen, "XVFB", (str(tmp_path / "no-such-Xvfb"),))
     with pytest.raises(screen.ScreenError, match="apt-get install xvfb"):
         screen.Screen("Breakout")
+
+
+def test_an_xvfb_that_cannot_start_is_named_with_its_own_error(monkeypatch):
+    """Xvfb's fatal error (its log goes to a file while it runs, read back here) is the message."""
+    monkeypatch.setattr(screen, "SCREEN", "1x1x7")  # no such depth: Xvfb exits at start
+    with pytest.raises(screen.ScreenError, match=r"Xvfb did not start: Couldn't add screen 0$"):
+        screen.Screen("pong")
