@@ -10,9 +10,9 @@ An entry of `--train-envs` is one of two kinds:
   its .ini leaves unset, e.g. 1 epoch and 64 steps a row). Agent rows are its `[env] num_envs` envs
   times the env's agents each (snake: 4 maps of 256 snakes, 1024 rows), on both sides.
 
-Our mapped config of `pufferlib3/NAME` (ini.py) agrees where the .ini sets a key, but takes our own
-defaults for what it leaves to default.ini (128 steps and 4 epochs where PufferLib 3.0 runs 64 and 1),
-so the .ini is read here, not that config.
+Our mapped config of `pufferlib3/NAME` (ini.py) reads the same .ini over the same default.ini values, so
+`puffer train pufferlib3/NAME` runs this geometry too; it is read here from the .ini, checked for the
+shapes both sides can match.
 """
 
 from __future__ import annotations
@@ -21,13 +21,15 @@ import inspect
 from typing import NamedTuple
 
 from pufferlib.bench import pufferlib3
+from pufferlib.ocean.contracts import ini
 
 MATCHABLE = ("cartpole", "breakout")  # one agent row per env, the same game and frameskip on both sides
 CATALOG = "pufferlib3/"  # --train-envs pufferlib3/NAME: PufferLib 3.0's own env on both sides
-PL3_LAYERS = 1  # PufferLib 3.0's Default policy: one hidden layer (its width is its only size)
-# PufferLib 3.0.0's config/default.ini [train], what an env's .ini does not set (tests check the sdist's)
-PL3_TRAIN = {"batch_size": "auto", "bptt_horizon": 64, "minibatch_size": 8192, "update_epochs": 1}
-PL3_HIDDEN = 128  # its Default policy's hidden_size when the .ini's [policy] names none
+# PufferLib 3.0.0's config/default.ini (ini.PL3_DEFAULTS): the geometry an env's .ini does not set, and its
+# Default policy's one hidden layer and width where the .ini's [policy] names none
+GEOMETRY_KEYS = ("batch_size", "bptt_horizon", "minibatch_size", "update_epochs")
+PL3_TRAIN = {k: ini.PL3_DEFAULTS["train"][k] for k in GEOMETRY_KEYS}
+PL3_HIDDEN, PL3_LAYERS = (ini.PL3_DEFAULTS["policy"][k] for k in ("hidden_size", "num_layers"))
 BUILD_CATALOG = "python -m pufferlib.ocean.contracts.catalog build"
 
 
@@ -136,7 +138,7 @@ def _ocean(name: str) -> Geometry:
 def _catalog(name: str) -> Geometry:
     """PufferLib 3.0's own geometry for puffer_<name>: its .ini over its default.ini's PL3_TRAIN, with
     the agents per env our build probed (manifest.json) at the .ini's [env] keywords."""
-    from pufferlib.ocean.contracts import built, catalog, ini
+    from pufferlib.ocean.contracts import built, catalog
 
     home = catalog.catalog_home()
     source = f"{CATALOG}{name} ({name}.ini)"

@@ -170,8 +170,19 @@ def unbounded(space: Any) -> Any:
 # Thresholds sit well above random play (a run at lr 1e-9); measured 2026-12-06 on the 2-core box, one torch
 # thread, seeds 1 and 2 (docs/environments.md). Envs that log once per ~65k steps judge over 5 log events
 # (train.solve_window counts events, and each is already a mean over many episodes).
+# The cells run our CPU-budget PPO, not PufferLib's default.ini beneath the .ini (Muon at the .ini's rate,
+# one epoch over a 262k+ batch: at these 16k batches cartpole did not reach 195 in 2M steps and tripletriad
+# diverged on seed 2): Adam, 4 epochs, CleanRL's coefficients, two hidden layers.
 _PL3_MLP: tuple[tuple[str, Any], ...] = (
     ("rnn.enabled", False),
+    ("train.optimizer", "adam"),
+    ("train.update_epochs", 4),
+    ("train.gamma", 0.99),
+    ("train.gae_lambda", 0.95),
+    ("train.vf_coef", 0.5),
+    ("train.ent_coef", 0.01),
+    ("train.max_grad_norm", 0.5),
+    ("policy.num_layers", 2),
     ("vec.num_envs", 512),
     ("train.num_steps", 32),
     ("train.num_minibatches", 4),

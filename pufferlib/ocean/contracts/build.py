@@ -207,7 +207,8 @@ def build(folder: Path, root: Path | None = None, shipped: set[str] = frozenset(
         for key in ("obs_shape", "obs_dtype", "act_sizes", "agents_per_env", "description"):
             setattr(manifest, key, facts[key])
         if source_ini:
-            manifest.config, manifest.unmapped = ini.mapped(source_ini, manifest.agents_per_env)
+            defaults = ini.PL3_DEFAULTS if contract == "pufferlib-3.0" else None  # its default.ini beneath
+            manifest.config, manifest.unmapped = ini.mapped(source_ini, manifest.agents_per_env, defaults)
         if "score" in facts["log_keys"] and "episode_return" not in facts["log_keys"]:
             manifest.config.setdefault("train", {})["solve_metric"] = "score"  # PufferLib's headline metric
         manifest.write(out)

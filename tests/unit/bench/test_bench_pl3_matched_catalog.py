@@ -137,20 +137,25 @@ def test_a_catalog_envs_geometry_is_pufferlib3s_own(name):
     g = pl3_targets.geometry(f"pufferlib3/{name}")
     assert g == pl3_targets.Geometry(instances * per_env, steps, minibatches, epochs, hidden, per_env=per_env)
     assert (g.instances, g.per_env) == (instances, built(catalog.catalog_home())[name].agents_per_env)
-    # our mapped config of pufferlib3/<name> agrees where its .ini sets a key (the rest: default.ini's)
-    cfg, own = config.load(f"pufferlib3/{name}"), ini.read(catalog.catalog_home() / name / f"{name}.ini")
-    assert cfg["vec"]["num_envs"] == g.instances
-    if "bptt_horizon" in own["train"]:
-        assert cfg["train"]["num_steps"] == g.steps
-    if "minibatch_size" in own["train"]:
-        assert cfg["train"]["num_minibatches"] == g.minibatches
+    # `puffer train pufferlib3/<name>` runs that geometry too: its .ini over default.ini's values (ini.py)
+    cfg = config.load(f"pufferlib3/{name}")
+    train, policy = cfg["train"], cfg["policy"]
+    ran = (train["num_steps"], train["num_minibatches"], train["update_epochs"], policy["hidden_size"])
+    assert (cfg["vec"]["num_envs"], *ran, policy["num_layers"]) == (
+        g.instances,
+        g.steps,
+        g.minibatches,
+        g.epochs,
+        g.hidden,
+        g.layers,
+    )
 
 
 def test_pufferlib3s_defaults_here_are_its_default_ini():
     parser = configparser.ConfigParser()
     parser.read_string(_sdist_text("pufferlib/config/default.ini"))
-    for key, value in pl3_targets.PL3_TRAIN.items():
-        assert parser["train"][key].strip() == (value if value == "auto" else str(value)), key
+    for key, value in ini.PL3_DEFAULTS["train"].items():  # what `puffer train pufferlib3/NAME` reads beneath
+        assert ini.value(parser["train"][key]) == value, key
     models = _sdist_text("pufferlib/models.py")
     default = models[models.index("class Default(") :]
     assert re.search(r"def __init__\(self, env, hidden_size=(\d+)\)", default)[1] == str(

@@ -57,10 +57,12 @@ def test_build_names_each_contract_and_lists_what_the_ini_leaves_out(home):
     assert "built ocean/corridor (pufferlib-3.0)" in out
     assert "observations 8 float32, actions [2], 1 agent(s) per env" in out
     assert "built ocean/beacon (pufferlib-4.0)" in out and "2 agent(s) per env" in out
-    assert "not mapped from corridor.ini: [train] optimizer = muon" in out
-    assert "[train] learning_rate = 0.01 (tuned for PufferLib's Muon optimizer; ours is Adam)" in out
+    assert "not mapped from corridor.ini: [base] package = ocean (named by the binding here)" in out
+    assert "[vec] num_envs = 2 (one native PufferEnv steps every instance here)" in out
     assert "[sweep.train.learning_rate] (1 sections: use puffer sweep --param)" in out
-    assert out.count("[train] optimizer") == 1  # listed once
+    assert out.count("[vec] num_envs") == 1  # listed once
+    corridor = out[out.index("from corridor.ini") : out.index("train it: puffer train ocean/corridor")]
+    assert "[train] optimizer" not in corridor and "[train] learning_rate" not in corridor  # both mapped
 
 
 def test_puffer_envs_lists_them_with_their_contract(home):
@@ -82,6 +84,8 @@ def test_the_ini_is_a_layer_of_the_training_config(home):
     assert "'backend': 'native', 'num_envs': 256" in out
     assert "'total_timesteps': 400000" in out and "'gamma': 0.95" in out
     assert "'num_steps': 16" in out and "'num_minibatches': 4" in out  # 256 x 16 / 1024
+    assert "'optimizer': 'muon', 'learning_rate': 0.03" in out  # its own optimizer at its own rate
+    assert "'update_epochs': 1" in out and "'vf_coef': 2.0" in out  # PufferLib 3.0's default.ini beneath
 
 
 @pytest.mark.parametrize("name, floor", [("corridor", 0.95), ("beacon", 10.0)])
@@ -286,12 +290,37 @@ def test_ini_mapping_rules(tmp_path):
     mapped = ini.mapped(path, agents_per_env=2)
     assert mapped.config["vec"] == {"backend": "native", "num_envs": 64}
     assert mapped.config["env"] == {"widths": [32]}
-    assert mapped.config["train"] == {"learning_rate": 3e-4, "num_steps": 64, "num_minibatches": 4}
+    assert mapped.config["train"] == {
+        "optimizer": "adam",
+        "learning_rate": 3e-4,
+        "num_steps": 64,
+        "num_minibatches": 4,
+    }
     assert mapped.config["rnn"] == {"enabled": True}
     assert mapped.unmapped == [
-        "[train] optimizer = adam (no such setting here)",
         "[train] prio_alpha = 0.8 (no such setting here)",
         "[vec] num_envs = 2 (one native PufferEnv steps every instance here)",
+    ]
+
+
+def test_a_pufferlib3_ini_is_read_over_its_default_ini(tmp_path):
+    """What a 3.0 env's .ini leaves unset is PufferLib 3.0's default.ini: Muon, 64 steps, one epoch, its
+    one-layer Default policy; the .ini's own keys win. An optimizer we lack keeps ours, and its rate."""
+    path = tmp_path / "x.ini"
+    path.write_text("[env]\nnum_envs = 256\n[train]\nlearning_rate = 0.05\nminibatch_size = 4096\n")
+    config = ini.mapped(path, defaults=ini.PL3_DEFAULTS).config
+    assert config["train"]["optimizer"] == "muon"
+    assert config["train"]["learning_rate"] == 0.05
+    assert (config["train"]["num_steps"], config["train"]["num_minibatches"]) == (64, 4)
+    assert (config["train"]["update_epochs"], config["train"]["gamma"]) == (1, 0.995)
+    assert config["policy"] == {"hidden_size": 128, "num_layers": 1}
+    assert ini.mapped(path).config["train"] == {"num_minibatches": 4}  # a 4.0 .ini alone: no default.ini
+    path.write_text("[train]\noptimizer = sgd\nlearning_rate = 0.1\n")
+    odd = ini.mapped(path, defaults=ini.PL3_DEFAULTS)
+    assert "optimizer" not in odd.config["train"] and "learning_rate" not in odd.config["train"]
+    assert odd.unmapped[:2] == [
+        "[train] optimizer = sgd (ours are muon and adam)",
+        "[train] learning_rate = 0.1 (for an optimizer not named here: ours stays at its own rate)",
     ]
 
 
