@@ -174,8 +174,12 @@ class Smoke:
         renderer drew them. Where the host requested GPUs, EGL must also reach the GPU through the NVIDIA
         driver (what MuJoCo and dm_control draw with there): a fail, naming what EGL found, if it cannot."""
         shape = tuple(self.binding.pixels)
+        if not shape and self.binding.draws:
+            return self._check_drawn()
         if not shape:
-            raise Skip("no pixel observations (the binding declares no `pixels` shape)")
+            raise Skip(
+                "no pixel observations (the binding declares no `pixels` shape) and render() draws none"
+            )
         env, rng = self.env, np.random.default_rng(self.seed)
         field = frame_field(env, shape)
         frames = [frames_of(env.reset(seed=self.seed)[0][env.masks], env, field)]
@@ -277,6 +281,34 @@ class Smoke:
         if not (torch.isfinite(log_prob).all() and torch.isfinite(value).all()):
             raise AssertionError("non-finite log-prob or value")
         return policy, action
+
+    def _check_drawn(self) -> str:
+        """A binding whose render() draws (`draws`): one env made with render_mode "rgb_array" (one C instance
+        of a native env, as `puffer eval --video` records), frames drawn at reset and after each of 4 random
+        steps: (H, W, 3) images, none one flat colour, not all the same."""
+        kwargs = {"num_envs": 1, "num_threads": 1} if self.binding.native else {}
+        env = self.binding.make_env(**kwargs, render_mode="rgb_array", seed=self.seed)
+        rng = np.random.default_rng(self.seed)
+        try:
+            env.reset(seed=self.seed)
+            frames = [np.asarray(env.render())]
+            for _ in range(4):
+                env.step(random_actions(env, rng))
+                frames.append(np.asarray(env.render()))
+        finally:
+            env.close()
+        for i, frame in enumerate(frames):
+            if frame.ndim != 3 or frame.shape[2] != 3:
+                raise AssertionError(
+                    f"render() {i} returned {frame.shape} {frame.dtype}, not an (H, W, 3) image"
+                )
+            if frame.min() == frame.max():
+                raise AssertionError(f"render() {i} is one flat value {frame.min()} (nothing was drawn)")
+        if len({f.tobytes() for f in frames}) == 1:
+            raise AssertionError(f"render() drew the same frame {frames[0].shape} at reset and after 4 steps")
+        self.images = thumbnails(frames)
+        size = frames[0].shape
+        return f"{len(frames)} frames {size} drawn by render() (render_mode rgb_array), changing as it steps"
 
     def check_policy(self) -> str:
         policy, action = self._policy()

@@ -211,6 +211,14 @@ PL3_LEARN: dict[str, tuple[tuple[str, Any], ...]] = {
     "breakout": (*_PL3_MLP, ("train.solve_score", 5.0), ("train.solve_window", 5)),
 }
 PL3_LEARN_STEPS = 2_000_000
+# Catalog envs whose c_render cannot be recorded here, and why (the matrix's `render` cell skips them; the
+# test of that matrix allows no other skip): every other one draws on a private Xvfb (render_mode rgb_array).
+PL3_NO_DRAW = {
+    "boids": "its c_render loads ./resources/puffers_128.png, which the 3.0.0 sdist ships only under "
+    "resources/shared/ and resources/cpr/: it logs the failed load and draws nothing",
+    "snake": "its render() passes its cell size as the env index (binding.vec_render(c_envs, cell_size)), "
+    "past the one instance a recording makes: our header refuses the index (upstream's reads past its array)",
+}
 
 
 def register_pufferlib3() -> None:
@@ -232,6 +240,7 @@ def register_pufferlib3() -> None:
                     multiagent=m.agents_per_env > 1,
                     description=f"{m.description or name} [PufferLib {catalog.VERSION}'s sdist]",
                     native=True,
+                    draws=name not in PL3_NO_DRAW,
                     smoke=SmokeSpec(
                         learn=name in PL3_LEARN,
                         learn_steps=PL3_LEARN_STEPS,

@@ -53,6 +53,9 @@ class Binding:
     # matrix's `render` check then asserts the frames have it and are not blank. The env may report which
     # renderer drew them as `env.render_backend` (a string, or a callable returning one).
     pixels: tuple[int, ...] = ()
+    # Made with render_mode "rgb_array", render() returns the frames its own renderer drew (PufferLib 3.0's
+    # c_render, on a private Xvfb: ocean/contracts/screen.py); the `render` check draws a few
+    draws: bool = False
     native: bool = False  # a C Ocean env: backend native runs vec.num_envs instances in one PufferEnv
     hint: str = ""  # how to make it available when that is not a pip extra
     # Why no install can make it available here (a family catalogued, not bound: dm_lab, kinetix); "": none

@@ -201,11 +201,17 @@ def checked(cls: type, resources: Path | None = None) -> type:
             raise RuntimeError(RENDER_NEEDS_A_DISPLAY.format(name=cls.__name__))
         return draw()
 
+    def close(self: Any) -> None:
+        if getattr(self, "_recorder", None) is not None:  # its window closes too; raylib says so on stdout
+            return self._recorder.quietly(lambda: cls.close(self))
+        return cls.close(self)
+
     namespace = {
         "__init__": __init__,
         "reset": reset,
         "step": step,
         "render": render,
+        "close": close,
         "__module__": cls.__module__,
         "__doc__": cls.__doc__,
     }

@@ -153,3 +153,8 @@ class Recorder:
                 raise ScreenError(f"{self.name}'s c_render drew nothing on Xvfb {shown.display}")
             self.box = slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1)
         return np.ascontiguousarray(after[self.box])
+
+    def quietly(self, call: Callable[[], object]) -> object:
+        """`call` (the env's close: raylib's CloseWindow) with raylib's lines kept off stdout."""
+        with _quiet_stdout():
+            return call()

@@ -5,6 +5,9 @@ test/blank-frames: frames of one flat value (a renderer that draws nothing): ren
 test/wrong-frame:  declares 16x16x3 frames but observes 16x16x1: render fails.
 test/dict-frames:  a Dict observation (frame + a number, as ViZDoom's screen and game variables): render
                    finds the frame field and passes.
+test/drawn, test/blank-drawn, test/still-drawn: no pixel observations, but render() draws (`draws`, as
+                   PufferLib 3.0's envs do): frames that change pass; one flat colour, or one frame whatever
+                   the env does, fail.
 """
 
 import gymnasium
@@ -61,3 +64,47 @@ register(_binding("test/frames"))
 register(_binding("test/blank-frames", blank=True))
 register(_binding("test/wrong-frame", shape=(16, 16, 1)))
 register(_binding("test/dict-frames", dict_obs=True))
+
+
+class Drawn(gymnasium.Env):
+    """Observes 4 numbers; render() (render_mode "rgb_array" only) draws a 12x20 image: `look` "random",
+    "blank" (one colour) or "still" (the same picture every step)."""
+
+    action_space = gymnasium.spaces.Discrete(2)
+    observation_space = gymnasium.spaces.Box(0, 1, (4,), np.float32)
+
+    def __init__(self, render_mode=None, look="random"):
+        self.render_mode, self.look = render_mode, look
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed=None, options=None):
+        self.rng = np.random.default_rng(seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            raise RuntimeError("render() draws with render_mode 'rgb_array' only")
+        if self.look == "blank":
+            return np.full((12, 20, 3), 9, np.uint8)
+        rng = np.random.default_rng(0) if self.look == "still" else self.rng
+        return rng.integers(0, 256, (12, 20, 3), dtype=np.uint8)
+
+
+def make_drawn(buf=None, seed=0, render_mode=None, look="random"):
+    return GymnasiumPufferEnv(env=Drawn(render_mode, look), buf=buf, seed=seed)
+
+
+for _name, _look in (("test/drawn", "random"), ("test/blank-drawn", "blank"), ("test/still-drawn", "still")):
+    register(
+        Binding(
+            name=_name,
+            make=make_drawn,
+            kwargs={"look": _look},
+            extra="",
+            draws=True,
+            smoke=SmokeSpec(steps=16, seconds=60),
+        )
+    )

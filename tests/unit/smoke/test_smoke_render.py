@@ -97,3 +97,19 @@ def test_a_gpu_request_fails_render_where_egl_cannot_reach_an_nvidia_gpu(render)
     detail = result["detail"]
     assert "a GPU was requested (--gpus all on test) but EGL does not render on it" in detail, detail
     assert "NVIDIA_DRIVER_CAPABILITIES=" in detail and "10_nvidia.json" in detail, detail
+
+
+def test_an_env_whose_render_draws_passes_with_changing_frames(render):
+    result = render("test/drawn")
+    assert result["status"] == "pass", result["detail"]
+    assert "5 frames (12, 20, 3) drawn by render() (render_mode rgb_array)" in result["detail"]
+    assert len(result["images"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("test/blank-drawn", "render() 0 is one flat value 9"), ("test/still-drawn", "drew the same frame")],
+)
+def test_a_render_that_draws_nothing_or_never_changes_fails(render, name, why):
+    result = render(name)
+    assert result["status"] == "fail" and why in result["detail"], result["detail"]
