@@ -7,8 +7,9 @@ unavailable (all of them are recorded, the first reported); the others are notes
 - seeding (blocking): the same seed and actions give identical traces (a note, not a block, when another
   seed gives the same trace too: a game with no randomness ignores its seed);
 - masks (blocking): the env leaves the agents' masks set (3.0 and 4.0 envs have no variable population);
-- lifecycle (blocking): 1,000 create/close cycles (fewer for slow envs: 8 s at most) with the RSS flat
-  (< 32 MB);
+- lifecycle (blocking): 1,000 create/close cycles (fewer for slow envs: 8 s at most, 20 at least) with
+  malloc's heap in use flat (< 8 MB: glibc's mallinfo2, which sees a leak that RSS hides while malloc
+  serves it from memory freed by the rungs before) and the RSS flat (< 32 MB: a leak outside malloc);
 - asan (blocking): the binding rebuilt with AddressSanitizer and UBSan, reset and stepped with random and
   boundary actions (each branch's 0 and n-1; Box +-1 and 0) in a child process; its report's first line;
 - outputs (a note), in that same child, built without our engine's clearing (PT_NO_CLEAR): rewards
@@ -20,6 +21,8 @@ An invalid action (outside the action space) never reaches a 3.0 or 4.0 env here
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import json
 import os
 import re
@@ -121,17 +124,39 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+_MALLINFO2 = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in _MALLINFO2.split()]
+
+
+def _heap_mb() -> float:
+    """MB malloc has handed out and not had back (arena blocks in use and mmapped blocks); 0 off glibc."""
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "mallinfo2"):
+        return 0.0
+    libc.mallinfo2.restype = _Mallinfo2
+    info = libc.mallinfo2()
+    return (info.uordblks + info.hblkhd) / 2**20
+
+
 def lifecycle(folder: Path, notes: list[str], cycles: int = 1000, seconds: float = 8.0) -> str | None:
     env = _env(folder, num_envs=1)  # warm: the first make loads the module and its shared state
     env.close()
-    start, before, done = time.monotonic(), _rss_mb(), 0
+    gc.collect()
+    start, rss, heap, done = time.monotonic(), _rss_mb(), _heap_mb(), 0
     while done < cycles and (done < 20 or time.monotonic() - start < seconds):
         env = _env(folder, num_envs=1)
         env.reset(seed=done)
         env.close()
         done += 1
-    grown = _rss_mb() - before
-    return f"RSS grew {grown:.0f} MB over {done} create/close cycles" if grown > 32 else None
+    gc.collect()
+    heap, rss = _heap_mb() - heap, _rss_mb() - rss
+    if heap > 8:
+        per = heap * 1024 / done
+        return f"the heap grew {heap:.0f} MB over {done} create/close cycles ({per:.0f} KB a cycle)"
+    return f"RSS grew {rss:.0f} MB over {done} create/close cycles" if rss > 32 else None
 
 
 def asan(folder: Path, notes: list[str]) -> str | None:

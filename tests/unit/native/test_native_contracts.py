@@ -278,6 +278,17 @@ def test_both_pass_the_ladder_and_a_planted_fault_fails_its_rung(home, tmp_path)
     header.write_text(text)
     built = build.build(folder, root=tmp_path / "home")
     assert audit.audit(tmp_path / "home" / built.name)["rung"] == "seeding"
+    # a binding that drops 64 KB of heap each env it makes, never touched: RSS stays flat, the heap does not
+    folder = copy_env("corridor", tmp_path, "leaky")
+    binding = folder / "binding.c"
+    head = "static int my_init(Env* env, PyObject* args, PyObject* kwargs) {"
+    leak = f"static void* volatile kept;\n\n{head}\n    kept = malloc(1 << 16);"
+    text = binding.read_text().replace(head, leak)
+    assert text != binding.read_text()
+    binding.write_text(text)
+    built = build.build(folder, root=tmp_path / "home")
+    found = audit.audit(tmp_path / "home" / built.name)
+    assert found["rung"] == "lifecycle" and found["finding"].endswith("(64 KB a cycle)"), found
 
 
 def test_ini_mapping_rules(tmp_path):
