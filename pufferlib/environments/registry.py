@@ -54,7 +54,8 @@ class Binding:
     # renderer drew them as `env.render_backend` (a string, or a callable returning one).
     pixels: tuple[int, ...] = ()
     # Made with render_mode "rgb_array", render() returns the frames its own renderer drew (PufferLib 3.0's
-    # c_render, on a private Xvfb: ocean/contracts/screen.py); the `render` check draws a few
+    # c_render, on a private Xvfb: ocean/contracts/screen.py); the `render` check draws five and asserts
+    # they are (H, W, 3) images, not flat, and change as the env steps.
     draws: bool = False
     native: bool = False  # a C Ocean env: backend native runs vec.num_envs instances in one PufferEnv
     hint: str = ""  # how to make it available when that is not a pip extra
