@@ -5,12 +5,12 @@
   weight matrix, at train.learning_rate, with Adam at train.muon_adam_lr for everything else (biases,
   the continuous head's log-std, conv kernels: Muon orthogonalises matrices only), stepped together as
   one `MuonAdam`. Ours, not torch.optim.Muon: torch's runs Newton-Schulz in bfloat16, which a CPU
-  without bf16 matrix units emulates (65 ms for one 128 x 605 weight on the 2-core box, 4.5 ms in
+  without bf16 matrix units emulates (65 ms for one 128 x 605 weight on such a 2-core box, 4.5 ms in
   float32); ours iterates in float32 on the CPU and in bfloat16 on CUDA, otherwise the same update.
   PufferLib 3.0's default optimizer is Muon too (heavyball's ForeachMuon, lr 0.015 in its
   default.ini, 0.05 for cartpole): Muon's step is about the size of its learning rate whatever the
-  gradient's scale, so its learning rates sit near 0.01-0.05, ten to a hundred
-times Adam's (docs/training.md).
+  gradient's scale, so its learning rates sit near 0.01-0.05, ten to a hundred times Adam's
+  (docs/training.md).
 
 Each parameter group remembers the config key its learning rate comes from (`lr_key`), so
 `set_learning_rates` anneals both groups of Muon by the same fraction, and a resumed run takes its
