@@ -37,8 +37,14 @@ def _masked(logits: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
     return logits.masked_fill(mask == 0, torch.finfo(logits.dtype).min)
 
 
-def sample_logits(logits, action: torch.Tensor | None = None, mask: torch.Tensor | None = None):
-    """(action, log_prob, entropy) for one batch of logits; `action` given = evaluate it instead.
+def sample_logits(
+    logits,
+    action: torch.Tensor | None = None,
+    mask: torch.Tensor | None = None,
+    entropy: bool = True,
+):
+    """(action, log_prob, entropy) for one batch of logits; `action` given = evaluate it instead;
+    `entropy=False` leaves the entropy out (None): a rollout step stores only the log-prob.
     Always in float32: logits from a forward pass under bfloat16 autocast (train.precision bf16) are
     taken back to float32 first, since PPO's ratio exp(new - old log-prob) needs more than bfloat16's
     8-bit mantissa."""
@@ -48,10 +54,10 @@ def sample_logits(logits, action: torch.Tensor | None = None, mask: torch.Tensor
             action = logits.sample()
         batch = action.shape[0]
         log_prob = logits.log_prob(action).reshape(batch, -1).sum(-1)
-        return action, log_prob, logits.entropy().reshape(batch, -1).sum(-1)
+        return action, log_prob, logits.entropy().reshape(batch, -1).sum(-1) if entropy else None
     if isinstance(logits, torch.Tensor):
-        return _categorical(_masked(logits, mask), action)
-    return _branches(list(logits), action, mask)
+        return _categorical(_masked(logits, mask), action, entropy)
+    return _branches(list(logits), action, mask, entropy)
 
 
 def as_fp32(logits):
@@ -82,7 +88,9 @@ def _widths(sizes: tuple[int, ...], device: torch.device) -> list[tuple[torch.Te
     return groups
 
 
-def _branches(logits: list[torch.Tensor], action: torch.Tensor | None, mask: torch.Tensor | None):
+def _branches(
+    logits: list[torch.Tensor], action: torch.Tensor | None, mask: torch.Tensor | None, entropy: bool
+):
     """A MultiDiscrete's branches, those of one width at a time: a gridnet policy's thousands of
     branches (microrts: 7 per map cell, 4 widths) cost a few ops per width, not a few per branch."""
     sizes = tuple(lg.shape[-1] for lg in logits)
@@ -92,17 +100,19 @@ def _branches(logits: list[torch.Tensor], action: torch.Tensor | None, mask: tor
         flat = _masked(flat, mask.reshape(batch, -1))
     sampled = action is None
     action = flat.new_empty((batch, len(sizes)), dtype=torch.long) if sampled else action.reshape(batch, -1)
-    log_prob = entropy = flat.new_zeros(batch)
+    log_prob = total = flat.new_zeros(batch)
     for ids, cols, width in _widths(sizes, flat.device):
         group = flat[:, cols].view(batch, len(ids), width)
-        picked, lp, ent = _categorical(group, None if sampled else action[:, ids])
+        picked, lp, ent = _categorical(group, None if sampled else action[:, ids], entropy)
         if sampled:
             action[:, ids] = picked
-        log_prob, entropy = log_prob + lp.sum(-1), entropy + ent.sum(-1)
-    return action, log_prob, entropy
+        log_prob = log_prob + lp.sum(-1)
+        if entropy:
+            total = total + ent.sum(-1)
+    return action, log_prob, total if entropy else None
 
 
-def _categorical(logits: torch.Tensor, action: torch.Tensor | None):
+def _categorical(logits: torch.Tensor, action: torch.Tensor | None, entropy: bool = True):
     """What torch's Categorical(logits=...) gives (a sample, log_prob, entropy) in a few tensor ops:
     its Python-level setup costs ~10x more than the math for the small batches of a rollout step.
     Sampling is Gumbel-max (argmax of log-probabilities plus Gumbel noise), exact for a categorical."""
@@ -112,8 +122,7 @@ def _categorical(logits: torch.Tensor, action: torch.Tensor | None):
         action = (logp - gumbel).argmax(-1)
     action = action.reshape(logp.shape[:-1])
     log_prob = logp.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
-    entropy = -(logp.exp() * logp).sum(-1)
-    return action, log_prob, entropy
+    return action, log_prob, -(logp.exp() * logp).sum(-1) if entropy else None
 
 
 def mask_layout(env) -> MaskLayout | None:

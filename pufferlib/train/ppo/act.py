@@ -108,7 +108,7 @@ class Actor:
         if self.greedy:
             action, logprob = greedy(logits, mask), None
         else:
-            action, logprob, _ = sample_logits(logits, None, mask)
+            action, logprob, _ = sample_logits(logits, None, mask, entropy=False)
         self.last_done[ids] = done
         self.last_mask[ids] = masks
         return Step(obs_t, action, logprob, value.reshape(-1).float(), starts, done, valid, state)

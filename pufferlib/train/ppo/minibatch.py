@@ -37,6 +37,8 @@ def samples(
     else:
         data = {name: x.reshape(rows * steps, *x.shape[2:]) for name, x in per_step.items()}
         keep = exp.valid.reshape(-1)
+    if bool(keep.all()):  # every sample trains (a native env's rows always do): views, no copy
+        return data
     return {name: x[keep] for name, x in data.items()}
 
 

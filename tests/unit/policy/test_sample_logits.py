@@ -77,3 +77,21 @@ def test_multidiscrete_of_many_widths_masks_every_branch():
     torch.testing.assert_close(entropy, sum(-(lp.exp() * lp).sum(-1) for lp in logps))
     (log_prob.sum() + entropy.sum()).backward()
     assert all(torch.isfinite(lg.grad).all() for lg in logits)
+
+
+def test_a_rollout_step_can_leave_the_entropy_out():
+    """entropy=False (what a rollout step asks: it stores only the log-prob) returns None for the
+    entropy and the same action and log-prob as a full call with the same noise, on every head."""
+    heads = [
+        torch.randn(64, 5),
+        [torch.randn(64, 3), torch.randn(64, 4)],
+        torch.distributions.Normal(torch.randn(64, 2), torch.ones(64, 2)),
+    ]
+    for logits in heads:
+        torch.manual_seed(4)
+        full = sample_logits(logits)
+        torch.manual_seed(4)
+        action, log_prob, entropy = sample_logits(logits, entropy=False)
+        assert entropy is None and full[2] is not None
+        torch.testing.assert_close(action, full[0])
+        torch.testing.assert_close(log_prob, full[1])

@@ -60,3 +60,17 @@ def test_recurrent_samples_are_segments_with_their_state_and_weights():
     assert data["h0"][:, 0].tolist() == [0.0, 6.0, 9.0]  # the state that began each segment
     assert data["weights"][1].tolist() == [1.0, 0.0, 1.0, 1.0]
     assert mean(torch.tensor([1.0, 100.0, 3.0, 5.0]), data["weights"][1]) == 3.0
+
+
+def test_all_valid_samples_are_views_of_the_rollout():
+    """A rollout whose every row trains (a native env's) is not copied before the minibatch gathers: the
+    samples share the rollout's memory, and a minibatch still gathers its own copy."""
+    exp = rollout(rows=4, steps=8)
+    adv = torch.zeros_like(exp.values)
+    data = samples(exp, adv, adv, recurrent=False, bptt=1)
+    assert data["obs"].data_ptr() == exp.obs.data_ptr() and len(data["values"]) == 32
+    batch = next(minibatches(data, 2))
+    assert batch["obs"].data_ptr() != exp.obs.data_ptr()
+    exp.valid[2, 3] = False  # one reset-only row: the kept samples are gathered, that row left out
+    data = samples(exp, adv, adv, recurrent=False, bptt=1)
+    assert len(data["values"]) == 31 and exp.values[2, 3].item() not in data["values"].tolist()
