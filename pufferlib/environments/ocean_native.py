@@ -211,6 +211,10 @@ PL3_LEARN: dict[str, tuple[tuple[str, Any], ...]] = {
     "breakout": (*_PL3_MLP, ("train.solve_score", 5.0), ("train.solve_window", 5)),
 }
 PL3_LEARN_STEPS = 2_000_000
+# The matrix's hang guard for a catalog env's whole container run (every cell). Some of PufferLib's inits are
+# slow (tower_climb generates its levels: 10-20 s an instance on the 2-core box, and `serial` and
+# `multiprocessing` make several) and a learning env trains PL3_LEARN_STEPS: 120 s was hit under load.
+PL3_SMOKE_SECONDS = 300.0
 # Catalog envs whose c_render cannot be recorded here, and why (the matrix's `render` cell skips them; the
 # test of that matrix allows no other skip): every other one draws on a private Xvfb (render_mode rgb_array).
 PL3_NO_DRAW = {
@@ -242,6 +246,7 @@ def register_pufferlib3() -> None:
                     native=True,
                     draws=name not in PL3_NO_DRAW,
                     smoke=SmokeSpec(
+                        seconds=PL3_SMOKE_SECONDS,
                         learn=name in PL3_LEARN,
                         learn_steps=PL3_LEARN_STEPS,
                         learn_overrides=PL3_LEARN.get(name, ()),
