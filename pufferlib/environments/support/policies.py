@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from pufferlib.models import ActionHead, Convolutional, nature_cnn
+from pufferlib.models import ActionHead, Convolutional, decode, nature_cnn
 from pufferlib.pytorch import layer_init, nativize_dtype, nativize_tensor, torch_dtype
 
 
@@ -55,7 +55,7 @@ class _Policy(nn.Module):
         return self.decode_actions(self.encode_observations(observations))
 
     def decode_actions(self, hidden: torch.Tensor):
-        return self.actor(hidden), self.value(hidden)
+        return decode(self.actor, self.value, hidden)
 
     def _heads(self, env, hidden_size: int) -> None:
         self.hidden_size = hidden_size
