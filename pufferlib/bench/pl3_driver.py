@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import time
+import traceback
 
 
 def _version(pufferlib) -> str:
@@ -168,7 +169,13 @@ def train(spec: dict) -> None:
     pufferl.NoLogger = RecordingLogger
     pufferl.PuffeRL.print_dashboard = print_dashboard
     sys.argv = ["puffer", "train", spec["env"], *spec.get("args", ())]
-    pufferl.main()
+    try:
+        pufferl.main()
+    except Exception:  # its Utilization thread is no daemon: the process would outlive a trainer that raised
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def built_envs() -> list[str]:
