@@ -86,17 +86,23 @@ def log_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def score(line: dict[str, Any]) -> float | None:
-    """An episode score from a log line: the env's `score`, else its episode return."""
-    for key in ("environment/score", "environment/episode_return"):
+SCORE_KEYS = ("environment/score", "environment/episode_return")
+RETURN_KEYS = ("environment/episode_return",)  # the episode return only, where `score` means another thing
+
+
+def score(line: dict[str, Any], keys: tuple[str, ...] = SCORE_KEYS) -> float | None:
+    """An episode score from a log line: the first of `keys` it has (by default the env's `score`, else
+    its episode return)."""
+    for key in keys:
         if key in line:
             return float(line[key])
     return None
 
 
-def curve(lines: list[dict[str, Any]]) -> list[tuple[int, float, float]]:
-    """(agent steps, uptime seconds, score) at every log line that has a score."""
-    return [(int(x["agent_steps"]), float(x["uptime"]), s) for x in lines if (s := score(x)) is not None]
+def curve(lines: list[dict[str, Any]], keys: tuple[str, ...] = SCORE_KEYS) -> list[tuple[int, float, float]]:
+    """(agent steps, uptime seconds, score) at every log line that has a score (`keys`: as score's)."""
+    points = ((int(x["agent_steps"]), float(x["uptime"]), score(x, keys)) for x in lines)
+    return [(steps, uptime, s) for steps, uptime, s in points if s is not None]
 
 
 def export_run(points: list[tuple[int, float, float]], directory: Path, env: str) -> Path:

@@ -8,11 +8,13 @@ each, the configurations rotating which goes first from seed to seed:
 - `ours`: `puffer train ocean/NAME`, its own toml (`--train.seed S`, not stopping when solved);
 - `pl3`: PufferLib 3.0's `puffer train puffer_NAME` at its shipped .ini (an LSTM on cartpole and
   breakout), `train.seed = S`;
-- `pl3-mlp`: the same with `rnn_name = None` (its default.ini's network: no LSTM).
+- `pl3-mlp`: the same with `rnn_name = None` (its default.ini's network: no LSTM; on snake also its MLP
+  policy, PL3_MLP_CHANGES).
 
 Each run's curve is (wall seconds, score) at every log it wrote: ours the mean return over the last
 train.solve_window episodes (metrics.jsonl, seconds from the start of train()), PufferLib 3.0's the
-episode score of each log line (pl3_dashboard.curve, its trainer's uptime). A run's time to score is
+episode score of each log line (pl3_dashboard.curve, its trainer's uptime; its episode return where
+its `score` means another thing, PL3_SCORE_KEYS). A run's time to score is
 the first point at or above --target; the median per configuration counts a run that never got there
 as slower than every run that did, so a median of 3 exists only when 2 of 3 reached it. The bench
 prints every configuration it ran, the table and, with --plot, draws every curve in one figure.
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pufferlib.bench import pufferlib3, report
+from pufferlib.bench import pl3_dashboard, pufferlib3, report
 
 SIDES = ("ours", "pl3", "pl3-mlp")
 LABELS = {
@@ -37,6 +39,14 @@ LABELS = {
 }
 
 Point = tuple[float, float]  # (wall seconds, score)
+# The log keys PufferLib 3.0's curve reads where its `score` is not what ours reads (the episode return):
+# its snake logs a snake's length as `score`, while its episode return counts the rewards ours does
+# (0.1 a food or corpse, -1 a death).
+PL3_SCORE_KEYS = {"snake": pl3_dashboard.RETURN_KEYS}
+# What its `rnn_name = None` variant sets beside it where the .ini's policy needs the LSTM: its snake
+# policy (Snake) has no forward_eval outside the LSTM wrapper; snake.ini's commented-out line
+# `policy_name = Policy` names its MLP.
+PL3_MLP_CHANGES: dict[str, dict[str, Any]] = {"snake": {"policy_name": "Policy"}}
 
 
 def first_reach(curve: Sequence[Point], target: float) -> float | None:
@@ -65,11 +75,12 @@ def curve_of(row: dict[str, Any]) -> list[Point]:
     return [(float(seconds), float(score)) for _steps, seconds, score in row.get("curve") or ()]
 
 
-def seed_changes(side: str, seed: int) -> dict[str, Any]:
-    """PufferLib 3.0's config changes for one run (pl3_driver.apply)."""
+def seed_changes(side: str, seed: int | str, name: str = "") -> dict[str, Any]:
+    """PufferLib 3.0's config changes for one run of env `name` (pl3_driver.apply)."""
     changes: dict[str, Any] = {"train.seed": seed}
     if side == "pl3-mlp":
         changes["rnn_name"] = None
+        changes.update(PL3_MLP_CHANGES.get(name, {}))
     return changes
 
 
@@ -77,12 +88,16 @@ def commands(name: str, seconds: float, threads: int = 0) -> dict[str, str]:
     """Each configuration's command line (S: the seed), as the bench prints it before the runs."""
     pl3 = f"puffer train puffer_{name} {' '.join(pufferlib3.PL3_TRAIN_ARGS)}, stopped at {seconds:g} s"
     pl3 += f"; torch.set_num_threads({threads})" if threads else ""
+    read = f"; its curve reads {' or '.join(PL3_SCORE_KEYS[name])}" if name in PL3_SCORE_KEYS else ""
     return {
         "ours": f"puffer train ocean/{pufferlib3.RAW[name].ours} --train.device cpu --train.max_seconds "
         f"{seconds:g} --train.stop_when_solved false --train.seed S{_threads(threads)}",
-        "pl3": f"{pl3}, then set train.seed=S",
-        "pl3-mlp": f"{pl3}, then set train.seed=S, rnn_name=None",
+        **{side: f"{pl3}, then set {_shown_changes(side, name)}{read}" for side in ("pl3", "pl3-mlp")},
     }
+
+
+def _shown_changes(side: str, name: str) -> str:
+    return ", ".join(f"{key}={value}" for key, value in seed_changes(side, "S", name).items())
 
 
 def _threads(threads: int) -> str:
@@ -126,11 +141,11 @@ def rows(
                         ),
                     )
                 else:
-                    changes = seed_changes(side, seed)
+                    changes = seed_changes(side, seed, name)
                     row = pufferlib3._sample(
                         row,
                         lambda n=name, c=changes, d=saved: pufferlib3.train_pl3(
-                            python, n, seconds, d, c, threads
+                            python, n, seconds, d, c, threads, PL3_SCORE_KEYS.get(n, pl3_dashboard.SCORE_KEYS)
                         ),
                     )
                 if "curve" in row:

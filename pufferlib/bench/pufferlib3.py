@@ -159,11 +159,13 @@ def train_pl3(
     keep: Path | None,
     changes: dict[str, Any] | None = None,
     threads: int = 0,
+    score_keys: tuple[str, ...] = pl3_dashboard.SCORE_KEYS,
 ) -> dict[str, Any]:
     """PufferLib 3.0's `puffer train puffer_NAME` for `seconds`: figures from its log lines, the
     dashboard's steady frames beside them, and `ran`, the config it trained with (`changes` applied
     to its .ini's, pl3_driver.apply) and its policy's parameter count; `threads`: its torch threads
-    (0: torch's default); with `keep`, its stdout and log are saved there."""
+    (0: torch's default); `score_keys`: the log keys its score and curve read (pl3_dashboard.score);
+    with `keep`, its stdout and log are saved there."""
     with tempfile.TemporaryDirectory(prefix="pl3train-") as tmp:
         log, shown, ran = Path(tmp) / "log.jsonl", Path(tmp) / "dashboard.txt", Path(tmp) / "ran.json"
         spec = {"env": f"puffer_{name}", "args": list(PL3_TRAIN_ARGS), "seconds": seconds, "log": str(log)}
@@ -185,9 +187,9 @@ def train_pl3(
         "steps": int(last["agent_steps"]),
         "seconds": float(last["uptime"]),
         "sps": last["agent_steps"] / last["uptime"],
-        "score": pl3_dashboard.score(last),
+        "score": pl3_dashboard.score(last, score_keys),
         "dashboard_sps": sorted(f["sps"] for f in frames)[len(frames) // 2] if frames else None,
-        "curve": pl3_dashboard.curve(lines),
+        "curve": pl3_dashboard.curve(lines, score_keys),
         "ran": config,
     }
 

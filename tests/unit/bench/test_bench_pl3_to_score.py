@@ -12,6 +12,8 @@ from pufferlib import cli, plot
 from pufferlib.bench import pl3_dashboard, pl3_to_score, pufferlib3
 
 LOG = Path(__file__).parent / "data" / "pl3_log_cartpole.jsonl"  # a real PufferLib 3.0 cartpole log
+# two lines of a real PufferLib 3.0 snake log (its first and last with episodes): `score` a snake's length
+SNAKE_LOG = Path(__file__).parent / "data" / "pl3_log_snake.jsonl"
 
 
 def test_the_first_time_at_or_above_the_target_is_the_time_to_score():
@@ -59,6 +61,17 @@ def test_pufferlib3s_curve_is_read_back_from_its_real_log():
     assert len(curve) == 2
 
 
+def test_pufferlib3s_snake_curve_reads_its_episode_return_not_a_snakes_length():
+    """Ours reads the return on snake; so must its side, or 0 (10 food a life) would be a length of 0."""
+    lines = pl3_dashboard.log_lines(SNAKE_LOG)
+    curve = pl3_dashboard.curve(lines, pl3_to_score.PL3_SCORE_KEYS["snake"])
+    assert [s for _, _, s in curve] == [pytest.approx(x["environment/episode_return"]) for x in lines]
+    assert curve[0][2] < 0 < curve[1][2] and all(x["environment/score"] > 2 for x in lines)
+    assert [s for _, _, s in pl3_dashboard.curve(lines)] == [x["environment/score"] for x in lines]
+    assert "its curve reads environment/episode_return" in pl3_to_score.commands("snake", 30)["pl3-mlp"]
+    assert "its curve reads" not in pl3_to_score.commands("cartpole", 30)["pl3-mlp"]
+
+
 def _row(side: str, seed: int, curve: list[tuple[float, float]], target: float) -> dict:
     points = [(1000 * i, t, s) for i, (t, s) in enumerate(curve)]
     row = {"env": "cartpole", "side": side, "seed": seed, "curve": points, "score": curve[-1][1]}
@@ -95,6 +108,12 @@ def test_every_configuration_is_named_with_its_command():
     assert "rnn_name=None" in lines["pl3-mlp"] and "rnn_name" not in lines["pl3"]
     assert pl3_to_score.seed_changes("pl3-mlp", 2) == {"train.seed": 2, "rnn_name": None}
     assert pl3_to_score.seed_changes("pl3", 2) == {"train.seed": 2}
+    # its snake policy needs the LSTM wrapper: its MLP variant also names its MLP policy
+    snake = {"train.seed": 2, "rnn_name": None, "policy_name": "Policy"}
+    assert pl3_to_score.seed_changes("pl3-mlp", 2, "snake") == snake
+    assert pl3_to_score.seed_changes("pl3", 2, "snake") == {"train.seed": 2}
+    shown = pl3_to_score.commands("snake", 30)
+    assert "rnn_name=None, policy_name=Policy" in shown["pl3-mlp"] and "policy_name" not in shown["pl3"]
     assert "torch_threads" not in lines["ours"] and "set_num_threads" not in lines["pl3"]
     one = pl3_to_score.commands("cartpole", 30, 1)
     assert one["ours"].endswith("--train.torch_threads 1") and "torch.set_num_threads(1)" in one["pl3-mlp"]
