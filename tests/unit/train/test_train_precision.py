@@ -1,10 +1,12 @@
 """train.precision bf16: the forward passes and the loss under bfloat16 autocast (torch's CPU autocast
 here), the parameters and Adam's state in float32, and learning as good as fp32's.
 
-The tolerance: ocean/squared, 16k steps without stopping when solved, seeds 1 and 2. Measured over
-seeds 1-5 (2026-12-05, CPU): fp32 ended at a mean return of 0.915-0.948, bf16 at 0.913-0.930, at
-most 0.025 apart for a seed (uniformly random actions average 0.56). So both precisions must solve
-(0.9) and their means over the two seeds stay within 0.05 of each other.
+The tolerance: ocean/squared, 24k steps without stopping when solved, seeds 1 and 2. At 16k steps
+(seeds 1-5, 2026-12-05, CPU): fp32 ended at a mean return of 0.915-0.948, bf16 at 0.913-0.930; on a CPU
+with AVX512-BF16 (2026-12-08; bfloat16 kernels differ by instruction set) bf16 seed 2 ended at 0.8825,
+below solved. At 24k steps there (seeds 1-3): fp32 0.9725-0.995, bf16 0.98-0.9925, at most 0.0075
+apart for a seed (uniformly random actions average 0.56). So both precisions must solve (0.9) and
+their means over the two seeds stay within 0.05 of each other.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pufferlib.train.config import ConfigError, load
 from pufferlib.train.ppo import precision
 
 TOLERANCE = 0.05
-BUDGET = {"train.total_timesteps": 16_000, "train.stop_when_solved": False}
+BUDGET = {"train.total_timesteps": 24_000, "train.stop_when_solved": False}
 
 
 class DtypeProbe:
